@@ -1,0 +1,96 @@
+/* engine/core: status codes and error messages, assertions, logging, progress lines,
+ * monotonic timers, checked allocation. Everything else in datm stands on this.
+ *
+ * Conventions: every fallible function returns int status (DATM_OK = 0) and fills a
+ * caller-provided datm_error with a message naming the file, line, key or index at fault.
+ * Only main() exits. Programmer errors abort through DATM_ASSERT with file:line. */
+#ifndef DATM_CORE_H
+#define DATM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- status codes ---- */
+typedef enum {
+    DATM_OK = 0,
+    DATM_E_IO,          /* file missing / unreadable / unwritable */
+    DATM_E_FORMAT,      /* malformed input file */
+    DATM_E_INVALID,     /* bad argument or config value */
+    DATM_E_NOMEM,       /* allocation failed */
+    DATM_E_NUMERIC,     /* NaN / Inf / divergence detected */
+    DATM_E_INTERRUPTED, /* SIGINT / stop requested */
+    DATM_E_UNSUPPORTED, /* feature not available for this model / data */
+    DATM_E_COUNT_
+} datm_status;
+
+const char *datm_status_name(int status);
+
+typedef struct datm_error {
+    int  code;          /* datm_status; DATM_OK when no error */
+    char msg[1024];     /* "file:line: field: what is wrong" style message */
+} datm_error;
+
+/* Sets err (if non-NULL) and returns code, so `return datm_error_set(err, ...)` works. */
+int  datm_error_set(datm_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prepends context ("while loading X: ") to an existing message; returns err->code. */
+int  datm_error_prefix(datm_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void datm_error_clear(datm_error *err);
+
+/* ---- assertions (programmer errors only) ---- */
+void datm_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+#define DATM_ASSERT(cond) \
+    do { if (!(cond)) datm_assert_fail(#cond, __FILE__, __LINE__); } while (0)
+
+/* ---- logging: one callback for all library output ---- */
+typedef enum { DATM_LOG_DEBUG = 0, DATM_LOG_INFO, DATM_LOG_WARN, DATM_LOG_ERROR } datm_log_level;
+typedef void (*datm_log_fn)(datm_log_level level, const char *msg, void *user);
+/* Default: INFO and above to stderr. Pass NULL fn to restore the default. */
+void datm_log_set_callback(datm_log_fn fn, void *user);
+void datm_log_set_level(datm_log_level min_level);   /* --quiet sets WARN */
+datm_log_level datm_log_get_level(void);
+void datm_log(datm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define datm_info(...)  datm_log(DATM_LOG_INFO, __VA_ARGS__)
+#define datm_warn(...)  datm_log(DATM_LOG_WARN, __VA_ARGS__)
+#define datm_debug(...) datm_log(DATM_LOG_DEBUG, __VA_ARGS__)
+
+/* ---- timers ---- */
+double datm_time_now(void);        /* monotonic seconds */
+double datm_time_cpu(void);        /* process CPU seconds */
+
+/* ---- progress line for long loops ----
+ * On a TTY: one rewritten line with rate and ETA. Otherwise: a plain line every
+ * `plain_every_s` seconds. Silent when the log level is above INFO. */
+typedef struct datm_progress {
+    const char *label;
+    int64_t total;        /* units expected (0 = unknown) */
+    int64_t done;
+    double  t_start, t_last;
+    double  plain_every_s;
+    int     tty;
+    char    extra[160];   /* caller text, e.g. "loss 812.3 ppl 901" */
+} datm_progress;
+void datm_progress_begin(datm_progress *p, const char *label, int64_t total);
+void datm_progress_update(datm_progress *p, int64_t done, const char *extra_fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void datm_progress_end(datm_progress *p);
+
+/* ---- memory ---- */
+/* Allocation helpers that set err on failure. Zeroed. 64-byte aligned. Free with datm_free. */
+void *datm_alloc(size_t nbytes, datm_error *err);
+void *datm_alloc_array(size_t n, size_t size, datm_error *err);
+void  datm_free(void *p);
+char *datm_strdup(const char *s, datm_error *err);
+
+/* ---- stop requests (SIGINT) ---- */
+void datm_stop_request(void);       /* async-signal-safe */
+int  datm_stop_requested(void);
+void datm_stop_reset(void);
+
+#define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define DATM_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,59 @@
+/* engine/core/progress.c: progress line with rate and ETA for long loops.
+ * On a terminal the line is rewritten in place; otherwise a plain line is printed at most
+ * every plain_every_s seconds so logs of CI runs stay short. */
+#include "core/core.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void datm_progress_begin(datm_progress *p, const char *label, int64_t total)
+{
+    memset(p, 0, sizeof *p);
+    p->label = label;
+    p->total = total;
+    p->t_start = p->t_last = datm_time_now();
+    p->plain_every_s = 10.0;
+    p->tty = isatty(fileno(stderr));
+}
+
+static void progress_print(datm_progress *p, int final)
+{
+    if (datm_log_get_level() > DATM_LOG_INFO) return;
+    double el = datm_time_now() - p->t_start;
+    double rate = el > 0 ? (double)p->done / el : 0.0;
+    char eta[32] = "";
+    if (p->total > 0 && rate > 0 && !final)
+        snprintf(eta, sizeof eta, " eta %.0fs", (double)(p->total - p->done) / rate);
+    char line[400];
+    if (p->total > 0)
+        snprintf(line, sizeof line, "%s %lld/%lld (%.0f%%) %.1f/s %.1fs%s %s", p->label,
+                 (long long)p->done, (long long)p->total, 100.0 * (double)p->done / (double)p->total,
+                 rate, el, eta, p->extra);
+    else
+        snprintf(line, sizeof line, "%s %lld %.1f/s %.1fs %s", p->label, (long long)p->done, rate, el,
+                 p->extra);
+    if (p->tty) fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+    else fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+void datm_progress_update(datm_progress *p, int64_t done, const char *extra_fmt, ...)
+{
+    p->done = done;
+    if (extra_fmt) {
+        va_list ap;
+        va_start(ap, extra_fmt);
+        vsnprintf(p->extra, sizeof p->extra, extra_fmt, ap);
+        va_end(ap);
+    }
+    double now = datm_time_now();
+    double every = p->tty ? 0.2 : p->plain_every_s;
+    if (now - p->t_last >= every) {
+        p->t_last = now;
+        progress_print(p, 0);
+    }
+}
+
+void datm_progress_end(datm_progress *p) { progress_print(p, 1); }

@@ -1,0 +1,48 @@
+/* engine/io/h5.h: a small wrapper over the HDF5 C API for results and checkpoints.
+ * A datm_h5 is an open file or group. Datasets are written whole; reads check the shape and
+ * fail with a message naming the file and dataset. */
+#ifndef DATM_H5_H
+#define DATM_H5_H
+
+#include <stdint.h>
+
+#include "core/core.h"
+
+typedef struct datm_h5 datm_h5;
+
+int  datm_h5_create(const char *path, datm_h5 **out, datm_error *err);   /* truncates */
+int  datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err);
+/* Opens the group `name` under g, creating it (and parents, "a/b/c") when create != 0. */
+int  datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_error *err);
+int  datm_h5_exists(datm_h5 *g, const char *name);
+void datm_h5_close(datm_h5 **g);   /* closes and nulls; closing a file flushes it */
+
+int datm_h5_write_f32(datm_h5 *g, const char *name, const float *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_f64(datm_h5 *g, const char *name, const double *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_i64(datm_h5 *g, const char *name, const int64_t *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_i32(datm_h5 *g, const char *name, const int32_t *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_scalar(datm_h5 *g, const char *name, double v, datm_error *err);
+int datm_h5_write_strings(datm_h5 *g, const char *name, const char *const *s, int64_t n,
+                          datm_error *err);
+/* Reads into caller memory; the stored shape must equal dims. */
+int datm_h5_read_f32(datm_h5 *g, const char *name, float *x, int rank, const int64_t *dims,
+                     datm_error *err);
+int datm_h5_read_f64(datm_h5 *g, const char *name, double *x, int rank, const int64_t *dims,
+                     datm_error *err);
+int datm_h5_read_i64(datm_h5 *g, const char *name, int64_t *x, int rank, const int64_t *dims,
+                     datm_error *err);
+int datm_h5_read_scalar(datm_h5 *g, const char *name, double *v, datm_error *err);
+/* Shape of a dataset: returns rank (<= 8) or -1 when absent. */
+int datm_h5_shape(datm_h5 *g, const char *name, int64_t *dims);
+
+int datm_h5_attr_str(datm_h5 *g, const char *name, const char *value, datm_error *err);
+int datm_h5_attr_f64(datm_h5 *g, const char *name, double value, datm_error *err);
+int datm_h5_attr_i64(datm_h5 *g, const char *name, int64_t value, datm_error *err);
+/* Reads a string attribute into buf (truncated to size). */
+int datm_h5_attr_get_str(datm_h5 *g, const char *name, char *buf, size_t size, datm_error *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* models/registry.c: the only list of model variants. Adding a variant = one extern line and
+ * one table entry. The registry is the one global table the style guide allows. */
+#include <string.h>
+
+#include "pipeline/model.h"
+
+/* extern const datm_model_ops datm_model_xxx; -- one line per variant, in table order */
+
+static const datm_model_ops *const registry[] = {
+    NULL /* end */
+};
+
+int datm_registry_count(void) { return (int)(sizeof registry / sizeof registry[0]) - 1; }
+
+const datm_model_ops *datm_registry_at(int i)
+{
+    return (i >= 0 && i < datm_registry_count()) ? registry[i] : NULL;
+}
+
+const datm_model_ops *datm_registry_find(const char *name)
+{
+    for (int i = 0; i < datm_registry_count(); i++)
+        if (strcmp(registry[i]->name, name) == 0) return registry[i];
+    return NULL;
+}
