@@ -1,0 +1,43 @@
+/* engine/cli/main.c: entry point of the `datm` command; dispatches to subcommands. */
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/core.h"
+
+/* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
+
+static const datm_cli_command commands[] = {
+    {NULL, NULL, NULL} /* end */
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: datm COMMAND [ARGS...]\n\n"
+               "datm trains, evaluates and compares deep autoencoding topic models.\n\n"
+               "commands:\n");
+    for (const datm_cli_command *c = commands; c->name; c++)
+        fprintf(f, "  %-14s %s\n", c->name, c->summary);
+    fprintf(f, "\nRun 'datm COMMAND --help' for the options of a command.\n"
+               "datm %s (%s)\n", DATM_VERSION, DATM_GIT_COMMIT);
+}
+
+int main(int argc, char **argv)
+{
+    setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
+    if (argc < 2) { usage(stderr); return DATM_EXIT_USAGE; }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return DATM_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("datm %s (%s)\n", DATM_VERSION, DATM_GIT_COMMIT);
+        return DATM_EXIT_OK;
+    }
+    for (const datm_cli_command *c = commands; c->name; c++)
+        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "datm: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return DATM_EXIT_USAGE;
+}
