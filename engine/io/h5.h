@@ -1,6 +1,11 @@
 /* engine/io/h5.h: a small wrapper over the HDF5 C API for results and checkpoints.
  * A datm_h5 is an open file or group. Datasets are written whole; reads check the shape and
- * fail with a message naming the file and dataset. */
+ * fail with a message naming the file and dataset.
+ *
+ * Names may be paths relative to g ("a/b/x"); writing creates missing parent groups.
+ * Writing an existing dataset overwrites it (in place when type class and shape agree,
+ * otherwise it is unlinked and recreated). Reads convert between numeric types (an i64
+ * dataset can be read as f64). Rank 0 means a scalar (dims may be NULL). */
 #ifndef DATM_H5_H
 #define DATM_H5_H
 
@@ -9,6 +14,8 @@
 #include "core/core.h"
 
 typedef struct datm_h5 datm_h5;
+
+#define DATM_H5_MAX_RANK 8
 
 int  datm_h5_create(const char *path, datm_h5 **out, datm_error *err);   /* truncates */
 int  datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err);
@@ -44,5 +51,31 @@ int datm_h5_attr_f64(datm_h5 *g, const char *name, double value, datm_error *err
 int datm_h5_attr_i64(datm_h5 *g, const char *name, int64_t value, datm_error *err);
 /* Reads a string attribute into buf (truncated to size). */
 int datm_h5_attr_get_str(datm_h5 *g, const char *name, char *buf, size_t size, datm_error *err);
+
+/* ---- additions (owner: results) ---- */
+int datm_h5_read_i32(datm_h5 *g, const char *name, int32_t *x, int rank, const int64_t *dims,
+                     datm_error *err);
+/* Reads a 1-D string dataset; *out is (n) strings; free with datm_h5_strings_free. */
+int  datm_h5_read_strings(datm_h5 *g, const char *name, char ***out, int64_t *n,
+                          datm_error *err);
+void datm_h5_strings_free(char **s, int64_t n);
+/* Reads a whole numeric dataset of any shape as doubles: *out has prod(dims) entries
+ * (datm_free), *rank and dims (<= DATM_H5_MAX_RANK) filled. */
+int  datm_h5_read_f64_alloc(datm_h5 *g, const char *name, double **out, int *rank,
+                            int64_t *dims, datm_error *err);
+/* Reads a string attribute of any length; *out is allocated (datm_free). */
+int  datm_h5_attr_get_str_alloc(datm_h5 *g, const char *name, char **out, datm_error *err);
+int  datm_h5_attr_get_f64(datm_h5 *g, const char *name, double *v, datm_error *err);
+int  datm_h5_attr_get_i64(datm_h5 *g, const char *name, int64_t *v, datm_error *err);
+int  datm_h5_attr_exists(datm_h5 *g, const char *name);
+/* Names of the direct children of g (groups and datasets) in creation-independent name
+ * order; *names (n) freed with datm_h5_strings_free. */
+int  datm_h5_list(datm_h5 *g, char ***names, int64_t *n, datm_error *err);
+int  datm_h5_is_group(datm_h5 *g, const char *name);   /* 1 group, 0 dataset/other, -1 absent */
+/* Unlinks a dataset or group (no error when absent). */
+int  datm_h5_delete(datm_h5 *g, const char *name, datm_error *err);
+int  datm_h5_flush(datm_h5 *g, datm_error *err);
+/* "FILE:/group/path" of g, for messages. */
+const char *datm_h5_where(const datm_h5 *g);
 
 #endif

@@ -1,0 +1,723 @@
+/* engine/io/h5.c: the HDF5 wrapper declared in h5.h (files, nested groups, numeric datasets
+ * of any rank, string arrays, attributes). HDF5's own error printing is switched off; every
+ * failure is reported through datm_error naming the file, the group path and the dataset or
+ * attribute, plus the innermost HDF5 error text. */
+#include "io/h5.h"
+
+#include <hdf5.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct datm_h5 {
+    hid_t id;          /* file or group id */
+    int   is_file;
+    char  file[512];   /* file path */
+    char  path[512];   /* group path inside the file, "/" for the root */
+    char  where[1040]; /* "file:path" for messages */
+};
+
+/* ---- error helpers ---- */
+
+static void h5_quiet(void)
+{
+    static int done;
+    if (!done) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); done = 1; }
+}
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *buf = data;
+    if (n == 0 && e->desc) snprintf(buf, 200, "%s", e->desc);
+    return 0;
+}
+
+static void join_path(char *dst, size_t size, const char *base, const char *name)
+{
+    if (!name || !name[0]) snprintf(dst, size, "%s", base);
+    else if (name[0] == '/') snprintf(dst, size, "%s", name);
+    else if (!strcmp(base, "/")) snprintf(dst, size, "/%s", name);
+    else snprintf(dst, size, "%s/%s", base, name);
+}
+
+/* Sets err to "FILE:/PATH/NAME: WHAT (hdf5: innermost message)" and clears the HDF5 stack. */
+static int h5_fail(datm_error *err, int code, const datm_h5 *g, const char *name,
+                   const char *what)
+{
+    char hmsg[200] = "", full[1024];
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
+    H5Eclear2(H5E_DEFAULT);
+    join_path(full, sizeof full, g ? g->path : "", name);
+    datm_error_set(err, code, "%s:%s: %s%s%s%s", g ? g->file : "?", full, what,
+                   hmsg[0] ? " (hdf5: " : "", hmsg, hmsg[0] ? ")" : "");
+    return code;
+}
+
+static datm_h5 *h5_new(hid_t id, int is_file, const char *file, const char *path,
+                       datm_error *err)
+{
+    datm_h5 *g = datm_alloc(sizeof *g, err);
+    if (!g) return NULL;
+    g->id = id;
+    g->is_file = is_file;
+    snprintf(g->file, sizeof g->file, "%s", file);
+    snprintf(g->path, sizeof g->path, "%s", path);
+    snprintf(g->where, sizeof g->where, "%s:%s", file, path);
+    return g;
+}
+
+const char *datm_h5_where(const datm_h5 *g) { return g ? g->where : "(null)"; }
+
+/* ---- files and groups ---- */
+
+static hid_t make_fapl(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    /* 1.8+ object headers: attributes may exceed 64 KiB (the resolved spec text). */
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+#if H5_VERSION_GE(1, 10, 7)
+    H5Pset_file_locking(fapl, 1, 1);   /* lock, but do not fail where locks are unsupported */
+#endif
+    return fapl;
+}
+
+int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
+{
+    h5_quiet();
+    *out = NULL;
+    hid_t fapl = make_fapl();
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
+    if (f < 0) {
+        char hmsg[200] = "";
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
+        H5Eclear2(H5E_DEFAULT);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create HDF5 file (hdf5: %s)", path,
+                              hmsg);
+    }
+    *out = h5_new(f, 1, path, "/", err);
+    if (!*out) { H5Fclose(f); return err ? err->code : DATM_E_NOMEM; }
+    return DATM_OK;
+}
+
+int datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err)
+{
+    h5_quiet();
+    *out = NULL;
+    if (H5Fis_hdf5(path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        FILE *fp = fopen(path, "rb");
+        if (!fp) return datm_error_set(err, DATM_E_IO, "%s: no such file", path);
+        fclose(fp);
+        return datm_error_set(err, DATM_E_FORMAT, "%s: not an HDF5 file", path);
+    }
+    hid_t fapl = make_fapl();
+    hid_t f = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    if (f < 0) {
+        char hmsg[200] = "";
+        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
+        H5Eclear2(H5E_DEFAULT);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot open HDF5 file%s (hdf5: %s)", path,
+                              writable ? " for writing" : "", hmsg);
+    }
+    *out = h5_new(f, 1, path, "/", err);
+    if (!*out) { H5Fclose(f); return err ? err->code : DATM_E_NOMEM; }
+    return DATM_OK;
+}
+
+/* 1 when every component of the relative path `name` exists under loc. */
+static int link_exists(hid_t loc, const char *name)
+{
+    if (!name || !name[0]) return 0;
+    if (!strcmp(name, "/") || !strcmp(name, ".")) return 1;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", name);
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+    /* check each prefix "a", "a/b", ... so that a missing parent is not an HDF5 error */
+    for (char *p = buf + (buf[0] == '/'); ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            htri_t e = H5Lexists(loc, buf, H5P_DEFAULT);
+            *p = c;
+            if (e <= 0) { H5Eclear2(H5E_DEFAULT); return 0; }
+            if (c == '\0') break;
+        }
+    }
+    return 1;
+}
+
+int datm_h5_exists(datm_h5 *g, const char *name)
+{
+    h5_quiet();
+    return g && link_exists(g->id, name);
+}
+
+
+int datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_error *err)
+{
+    h5_quiet();
+    *out = NULL;
+    hid_t id;
+    if (link_exists(g->id, name)) {
+        id = H5Gopen2(g->id, name, H5P_DEFAULT);
+        if (id < 0) return h5_fail(err, DATM_E_FORMAT, g, name, "exists but is not a group");
+    } else {
+        if (!create) return h5_fail(err, DATM_E_IO, g, name, "no such group");
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        H5Pset_create_intermediate_group(lcpl, 1);
+        id = H5Gcreate2(g->id, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        H5Pclose(lcpl);
+        if (id < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot create group");
+    }
+    char path[512];
+    join_path(path, sizeof path, g->path, name);
+    *out = h5_new(id, 0, g->file, path, err);
+    if (!*out) { H5Gclose(id); return err ? err->code : DATM_E_NOMEM; }
+    return DATM_OK;
+}
+
+void datm_h5_close(datm_h5 **g)
+{
+    if (!g || !*g) return;
+    if ((*g)->is_file) {
+        H5Fflush((*g)->id, H5F_SCOPE_LOCAL);
+        H5Fclose((*g)->id);
+    } else {
+        H5Gclose((*g)->id);
+    }
+    H5Eclear2(H5E_DEFAULT);
+    datm_free(*g);
+    *g = NULL;
+}
+
+int datm_h5_flush(datm_h5 *g, datm_error *err)
+{
+    if (H5Fflush(g->id, H5F_SCOPE_GLOBAL) < 0)
+        return h5_fail(err, DATM_E_IO, g, NULL, "flush failed");
+    return DATM_OK;
+}
+
+int datm_h5_delete(datm_h5 *g, const char *name, datm_error *err)
+{
+    h5_quiet();
+    if (!link_exists(g->id, name)) return DATM_OK;
+    if (H5Ldelete(g->id, name, H5P_DEFAULT) < 0)
+        return h5_fail(err, DATM_E_IO, g, name, "cannot delete");
+    return DATM_OK;
+}
+
+int datm_h5_is_group(datm_h5 *g, const char *name)
+{
+    h5_quiet();
+    if (!link_exists(g->id, name)) return -1;
+    H5O_info_t info;
+    if (H5Oget_info_by_name(g->id, name, &info, H5P_DEFAULT) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return -1;
+    }
+    return info.type == H5O_TYPE_GROUP;
+}
+
+typedef struct { char **names; int64_t n, cap; int fail; } list_acc;
+
+static herr_t list_cb(hid_t loc, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)loc; (void)info;
+    list_acc *a = data;
+    if (a->n == a->cap) {
+        int64_t cap = a->cap ? 2 * a->cap : 16;
+        char **nn = realloc(a->names, (size_t)cap * sizeof *nn);
+        if (!nn) { a->fail = 1; return -1; }
+        a->names = nn;
+        a->cap = cap;
+    }
+    a->names[a->n] = strdup(name);
+    if (!a->names[a->n]) { a->fail = 1; return -1; }
+    a->n++;
+    return 0;
+}
+
+int datm_h5_list(datm_h5 *g, char ***names, int64_t *n, datm_error *err)
+{
+    h5_quiet();
+    list_acc a = {0};
+    *names = NULL;
+    *n = 0;
+    hsize_t idx = 0;
+    herr_t r = H5Literate(g->id, H5_INDEX_NAME, H5_ITER_INC, &idx, list_cb, &a);
+    if (r < 0 || a.fail) {
+        datm_h5_strings_free(a.names, a.n);
+        return h5_fail(err, a.fail ? DATM_E_NOMEM : DATM_E_IO, g, NULL, "cannot list members");
+    }
+    *names = a.names;
+    *n = a.n;
+    return DATM_OK;
+}
+
+void datm_h5_strings_free(char **s, int64_t n)
+{
+    if (!s) return;
+    for (int64_t i = 0; i < n; i++) free(s[i]);
+    free(s);
+}
+
+/* ---- datasets ---- */
+
+static int check_rank(datm_h5 *g, const char *name, int rank, const int64_t *dims,
+                      hsize_t *hd, datm_error *err)
+{
+    if (rank < 0 || rank > DATM_H5_MAX_RANK || (rank > 0 && !dims))
+        return h5_fail(err, DATM_E_INVALID, g, name, "invalid rank or dims");
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) return h5_fail(err, DATM_E_INVALID, g, name, "negative dimension");
+        hd[i] = (hsize_t)dims[i];
+    }
+    return DATM_OK;
+}
+
+/* Opens `name` for writing with the given shape and file type: reuses the dataset when its
+ * type class, size and shape agree, otherwise unlinks it and creates a new one. */
+static hid_t open_for_write(datm_h5 *g, const char *name, hid_t ftype, int rank,
+                            const hsize_t *hd, datm_error *err)
+{
+    if (link_exists(g->id, name)) {
+        hid_t d = H5Dopen2(g->id, name, H5P_DEFAULT);
+        if (d >= 0) {
+            hid_t t = H5Dget_type(d), s = H5Dget_space(d);
+            int same = H5Tequal(t, ftype) > 0 && H5Sget_simple_extent_ndims(s) == rank;
+            if (same) {
+                hsize_t cur[DATM_H5_MAX_RANK];
+                H5Sget_simple_extent_dims(s, cur, NULL);
+                for (int i = 0; i < rank; i++) same = same && cur[i] == hd[i];
+            }
+            H5Tclose(t);
+            H5Sclose(s);
+            if (same) return d;
+            H5Dclose(d);
+        }
+        H5Eclear2(H5E_DEFAULT);
+        if (H5Ldelete(g->id, name, H5P_DEFAULT) < 0) {
+            h5_fail(err, DATM_E_IO, g, name, "cannot replace existing object");
+            return -1;
+        }
+    }
+    hid_t space = rank ? H5Screate_simple(rank, hd, NULL) : H5Screate(H5S_SCALAR);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t d = H5Dcreate2(g->id, name, ftype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    H5Sclose(space);
+    if (d < 0) h5_fail(err, DATM_E_IO, g, name, "cannot create dataset");
+    return d;
+}
+
+static int write_numeric(datm_h5 *g, const char *name, const void *x, hid_t mtype,
+                         hid_t ftype, int rank, const int64_t *dims, datm_error *err)
+{
+    h5_quiet();
+    hsize_t hd[DATM_H5_MAX_RANK];
+    if (check_rank(g, name, rank, dims, hd, err)) return err ? err->code : DATM_E_INVALID;
+    hid_t d = open_for_write(g, name, ftype, rank, hd, err);
+    if (d < 0) return err ? err->code : DATM_E_IO;
+    int64_t count = 1;
+    for (int i = 0; i < rank; i++) count *= dims[i];
+    herr_t r = 0;
+    if (count > 0) {
+        if (!x) { H5Dclose(d); return h5_fail(err, DATM_E_INVALID, g, name, "NULL data"); }
+        r = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
+    }
+    H5Dclose(d);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "write failed");
+    return DATM_OK;
+}
+
+int datm_h5_write_f32(datm_h5 *g, const char *name, const float *x, int rank,
+                      const int64_t *dims, datm_error *err)
+{
+    return write_numeric(g, name, x, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, rank, dims, err);
+}
+
+int datm_h5_write_f64(datm_h5 *g, const char *name, const double *x, int rank,
+                      const int64_t *dims, datm_error *err)
+{
+    return write_numeric(g, name, x, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, rank, dims, err);
+}
+
+int datm_h5_write_i64(datm_h5 *g, const char *name, const int64_t *x, int rank,
+                      const int64_t *dims, datm_error *err)
+{
+    return write_numeric(g, name, x, H5T_NATIVE_INT64, H5T_STD_I64LE, rank, dims, err);
+}
+
+int datm_h5_write_i32(datm_h5 *g, const char *name, const int32_t *x, int rank,
+                      const int64_t *dims, datm_error *err)
+{
+    return write_numeric(g, name, x, H5T_NATIVE_INT32, H5T_STD_I32LE, rank, dims, err);
+}
+
+int datm_h5_write_scalar(datm_h5 *g, const char *name, double v, datm_error *err)
+{
+    return write_numeric(g, name, &v, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, 0, NULL, err);
+}
+
+int datm_h5_write_strings(datm_h5 *g, const char *name, const char *const *s, int64_t n,
+                          datm_error *err)
+{
+    h5_quiet();
+    if (n < 0 || (n > 0 && !s)) return h5_fail(err, DATM_E_INVALID, g, name, "invalid strings");
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hsize_t hd[1] = {(hsize_t)n};
+    hid_t d = open_for_write(g, name, t, 1, hd, err);
+    if (d < 0) { H5Tclose(t); return err ? err->code : DATM_E_IO; }
+    herr_t r = 0;
+    if (n > 0) {
+        /* NULL entries are written as empty strings */
+        const char **tmp = malloc((size_t)n * sizeof *tmp);
+        if (!tmp) { H5Dclose(d); H5Tclose(t); return h5_fail(err, DATM_E_NOMEM, g, name, "out of memory"); }
+        for (int64_t i = 0; i < n; i++) tmp[i] = s[i] ? s[i] : "";
+        r = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp);
+        free(tmp);
+    }
+    H5Dclose(d);
+    H5Tclose(t);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "write failed");
+    return DATM_OK;
+}
+
+/* Opens a dataset and checks that its shape equals (rank, dims); returns the dataset id. */
+static hid_t open_checked(datm_h5 *g, const char *name, int rank, const int64_t *dims,
+                          datm_error *err)
+{
+    if (!link_exists(g->id, name)) {
+        h5_fail(err, DATM_E_IO, g, name, "no such dataset");
+        return -1;
+    }
+    hid_t d = H5Dopen2(g->id, name, H5P_DEFAULT);
+    if (d < 0) { h5_fail(err, DATM_E_FORMAT, g, name, "not a dataset"); return -1; }
+    hid_t s = H5Dget_space(d);
+    int r = H5Sget_simple_extent_ndims(s);
+    hsize_t cur[DATM_H5_MAX_RANK] = {0};
+    if (r > 0 && r <= DATM_H5_MAX_RANK) H5Sget_simple_extent_dims(s, cur, NULL);
+    H5Sclose(s);
+    int same = r == rank;
+    for (int i = 0; same && i < rank; i++) same = (int64_t)cur[i] == dims[i];
+    if (!same) {
+        char want[160] = "(", got[160] = "(";
+        for (int i = 0; i < rank; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? ", " : "",
+                     (long long)dims[i]);
+        for (int i = 0; i < r && i < DATM_H5_MAX_RANK; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? ", " : "",
+                     (long long)cur[i]);
+        strcat(want, ")");
+        strcat(got, ")");
+        char what[400];
+        snprintf(what, sizeof what, "shape %s, expected %s", got, want);
+        H5Dclose(d);
+        h5_fail(err, DATM_E_FORMAT, g, name, what);
+        return -1;
+    }
+    return d;
+}
+
+static int read_numeric(datm_h5 *g, const char *name, void *x, hid_t mtype, int rank,
+                        const int64_t *dims, datm_error *err)
+{
+    h5_quiet();
+    hsize_t hd[DATM_H5_MAX_RANK];
+    if (check_rank(g, name, rank, dims, hd, err)) return err ? err->code : DATM_E_INVALID;
+    hid_t d = open_checked(g, name, rank, dims, err);
+    if (d < 0) return err ? err->code : DATM_E_IO;
+    hid_t t = H5Dget_type(d);
+    H5T_class_t cls = H5Tget_class(t);
+    H5Tclose(t);
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) {
+        H5Dclose(d);
+        return h5_fail(err, DATM_E_FORMAT, g, name, "is not numeric");
+    }
+    int64_t count = 1;
+    for (int i = 0; i < rank; i++) count *= dims[i];
+    herr_t r = count > 0 ? H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) : 0;
+    H5Dclose(d);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "read failed");
+    return DATM_OK;
+}
+
+int datm_h5_read_f32(datm_h5 *g, const char *name, float *x, int rank, const int64_t *dims,
+                     datm_error *err)
+{
+    return read_numeric(g, name, x, H5T_NATIVE_FLOAT, rank, dims, err);
+}
+
+int datm_h5_read_f64(datm_h5 *g, const char *name, double *x, int rank, const int64_t *dims,
+                     datm_error *err)
+{
+    return read_numeric(g, name, x, H5T_NATIVE_DOUBLE, rank, dims, err);
+}
+
+int datm_h5_read_i64(datm_h5 *g, const char *name, int64_t *x, int rank, const int64_t *dims,
+                     datm_error *err)
+{
+    return read_numeric(g, name, x, H5T_NATIVE_INT64, rank, dims, err);
+}
+
+int datm_h5_read_i32(datm_h5 *g, const char *name, int32_t *x, int rank, const int64_t *dims,
+                     datm_error *err)
+{
+    return read_numeric(g, name, x, H5T_NATIVE_INT32, rank, dims, err);
+}
+
+int datm_h5_shape(datm_h5 *g, const char *name, int64_t *dims)
+{
+    h5_quiet();
+    if (!link_exists(g->id, name)) return -1;
+    hid_t d = H5Dopen2(g->id, name, H5P_DEFAULT);
+    if (d < 0) { H5Eclear2(H5E_DEFAULT); return -1; }
+    hid_t s = H5Dget_space(d);
+    int r = H5Sget_simple_extent_ndims(s);
+    hsize_t cur[DATM_H5_MAX_RANK];
+    if (r > DATM_H5_MAX_RANK || r < 0) r = -1;
+    else if (r > 0) {
+        H5Sget_simple_extent_dims(s, cur, NULL);
+        if (dims)
+            for (int i = 0; i < r; i++) dims[i] = (int64_t)cur[i];
+    }
+    H5Sclose(s);
+    H5Dclose(d);
+    return r;
+}
+
+int datm_h5_read_scalar(datm_h5 *g, const char *name, double *v, datm_error *err)
+{
+    int64_t dims[DATM_H5_MAX_RANK];
+    int r = datm_h5_shape(g, name, dims);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "no such dataset");
+    int64_t count = 1;
+    for (int i = 0; i < r; i++) count *= dims[i];
+    if (count != 1) return h5_fail(err, DATM_E_FORMAT, g, name, "is not a scalar");
+    return read_numeric(g, name, v, H5T_NATIVE_DOUBLE, r, dims, err);
+}
+
+int datm_h5_read_f64_alloc(datm_h5 *g, const char *name, double **out, int *rank,
+                           int64_t *dims, datm_error *err)
+{
+    *out = NULL;
+    int r = datm_h5_shape(g, name, dims);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "no such dataset");
+    int64_t count = 1;
+    for (int i = 0; i < r; i++) count *= dims[i];
+    double *x = datm_alloc_array((size_t)(count ? count : 1), sizeof *x, err);
+    if (!x) return err ? err->code : DATM_E_NOMEM;
+    int rc = read_numeric(g, name, x, H5T_NATIVE_DOUBLE, r, dims, err);
+    if (rc) { datm_free(x); return rc; }
+    *out = x;
+    *rank = r;
+    return DATM_OK;
+}
+
+int datm_h5_read_strings(datm_h5 *g, const char *name, char ***out, int64_t *n,
+                         datm_error *err)
+{
+    h5_quiet();
+    *out = NULL;
+    *n = 0;
+    int64_t dims[DATM_H5_MAX_RANK];
+    int r = datm_h5_shape(g, name, dims);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "no such dataset");
+    if (r != 1) return h5_fail(err, DATM_E_FORMAT, g, name, "is not a 1-D string array");
+    hid_t d = H5Dopen2(g->id, name, H5P_DEFAULT);
+    hid_t ft = H5Dget_type(d);
+    if (H5Tget_class(ft) != H5T_STRING) {
+        H5Tclose(ft);
+        H5Dclose(d);
+        return h5_fail(err, DATM_E_FORMAT, g, name, "is not a string dataset");
+    }
+    int64_t cnt = dims[0];
+    char **s = calloc((size_t)(cnt ? cnt : 1), sizeof *s);
+    int rc = DATM_OK;
+    if (!s) rc = h5_fail(err, DATM_E_NOMEM, g, name, "out of memory");
+    else if (cnt > 0 && H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft));
+        char **raw = calloc((size_t)cnt, sizeof *raw);
+        if (!raw || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0) {
+            rc = h5_fail(err, DATM_E_IO, g, name, "read failed");
+        } else {
+            for (int64_t i = 0; i < cnt && !rc; i++) {
+                s[i] = strdup(raw[i] ? raw[i] : "");
+                if (!s[i]) rc = h5_fail(err, DATM_E_NOMEM, g, name, "out of memory");
+            }
+            hid_t sp = H5Dget_space(d);
+            H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, raw);
+            H5Sclose(sp);
+        }
+        free(raw);
+        H5Tclose(mt);
+    } else if (cnt > 0) {
+        size_t w = H5Tget_size(ft);
+        hid_t mt = H5Tcopy(ft);
+        char *raw = calloc((size_t)cnt, w);
+        if (!raw || H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0) {
+            rc = h5_fail(err, DATM_E_IO, g, name, "read failed");
+        } else {
+            for (int64_t i = 0; i < cnt && !rc; i++) {
+                s[i] = strndup(raw + (size_t)i * w, w);
+                if (!s[i]) rc = h5_fail(err, DATM_E_NOMEM, g, name, "out of memory");
+            }
+        }
+        free(raw);
+        H5Tclose(mt);
+    }
+    H5Tclose(ft);
+    H5Dclose(d);
+    if (rc) { datm_h5_strings_free(s, cnt); return rc; }
+    *out = s;
+    *n = cnt;
+    return DATM_OK;
+}
+
+/* ---- attributes ---- */
+
+int datm_h5_attr_exists(datm_h5 *g, const char *name)
+{
+    h5_quiet();
+    htri_t e = H5Aexists(g->id, name);
+    if (e < 0) H5Eclear2(H5E_DEFAULT);
+    return e > 0;
+}
+
+static int attr_write(datm_h5 *g, const char *name, hid_t ftype, hid_t mtype, const void *v,
+                      datm_error *err)
+{
+    h5_quiet();
+    if (H5Aexists(g->id, name) > 0 && H5Adelete(g->id, name) < 0)
+        return h5_fail(err, DATM_E_IO, g, name, "cannot replace attribute");
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(g->id, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Sclose(s);
+    if (a < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot create attribute");
+    herr_t r = H5Awrite(a, mtype, v);
+    H5Aclose(a);
+    if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot write attribute");
+    return DATM_OK;
+}
+
+int datm_h5_attr_str(datm_h5 *g, const char *name, const char *value, datm_error *err)
+{
+    /* fixed-length, null-terminated UTF-8: readable by h5dump and h5py as str/bytes */
+    if (!value) value = "";
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(value) + 1);
+    H5Tset_strpad(t, H5T_STR_NULLTERM);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    int rc = attr_write(g, name, t, t, value, err);
+    H5Tclose(t);
+    return rc;
+}
+
+int datm_h5_attr_f64(datm_h5 *g, const char *name, double value, datm_error *err)
+{
+    return attr_write(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, err);
+}
+
+int datm_h5_attr_i64(datm_h5 *g, const char *name, int64_t value, datm_error *err)
+{
+    return attr_write(g, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, err);
+}
+
+static hid_t attr_open(datm_h5 *g, const char *name, datm_error *err)
+{
+    h5_quiet();
+    if (H5Aexists(g->id, name) <= 0) {
+        h5_fail(err, DATM_E_IO, g, name, "no such attribute");
+        return -1;
+    }
+    hid_t a = H5Aopen(g->id, name, H5P_DEFAULT);
+    if (a < 0) h5_fail(err, DATM_E_IO, g, name, "cannot open attribute");
+    return a;
+}
+
+int datm_h5_attr_get_str_alloc(datm_h5 *g, const char *name, char **out, datm_error *err)
+{
+    *out = NULL;
+    hid_t a = attr_open(g, name, err);
+    if (a < 0) return err ? err->code : DATM_E_IO;
+    hid_t ft = H5Aget_type(a);
+    int rc = DATM_OK;
+    if (H5Tget_class(ft) != H5T_STRING) {
+        rc = h5_fail(err, DATM_E_FORMAT, g, name, "attribute is not a string");
+    } else if (H5Tis_variable_str(ft) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft));
+        char *raw = NULL;
+        if (H5Aread(a, mt, &raw) < 0) rc = h5_fail(err, DATM_E_IO, g, name, "cannot read attribute");
+        else {
+            *out = datm_strdup(raw ? raw : "", err);
+            if (!*out) rc = DATM_E_NOMEM;
+            H5free_memory(raw);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t w = H5Tget_size(ft);
+        hid_t mt = H5Tcopy(ft);   /* same size and character set: no conversion */
+        char *buf = datm_alloc(w + 1, err);
+        if (!buf) rc = DATM_E_NOMEM;
+        else if (H5Aread(a, mt, buf) < 0) {
+            datm_free(buf);
+            rc = h5_fail(err, DATM_E_IO, g, name, "cannot read attribute");
+        } else {
+            buf[w] = '\0';
+            *out = buf;
+        }
+        H5Tclose(mt);
+    }
+    H5Tclose(ft);
+    H5Aclose(a);
+    return rc;
+}
+
+int datm_h5_attr_get_str(datm_h5 *g, const char *name, char *buf, size_t size, datm_error *err)
+{
+    char *s = NULL;
+    int rc = datm_h5_attr_get_str_alloc(g, name, &s, err);
+    if (rc) return rc;
+    if (size) snprintf(buf, size, "%s", s);
+    datm_free(s);
+    return DATM_OK;
+}
+
+static int attr_get_num(datm_h5 *g, const char *name, hid_t mtype, void *v, datm_error *err)
+{
+    hid_t a = attr_open(g, name, err);
+    if (a < 0) return err ? err->code : DATM_E_IO;
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    H5T_class_t cls = H5Tget_class(ft);
+    hssize_t npts = H5Sget_simple_extent_npoints(sp);
+    H5Tclose(ft);
+    H5Sclose(sp);
+    int rc = DATM_OK;
+    if (npts != 1)
+        rc = h5_fail(err, DATM_E_FORMAT, g, name, "attribute is not a scalar");
+    else if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+        rc = h5_fail(err, DATM_E_FORMAT, g, name, "attribute is not numeric");
+    else if (H5Aread(a, mtype, v) < 0)
+        rc = h5_fail(err, DATM_E_IO, g, name, "cannot read attribute");
+    H5Aclose(a);
+    return rc;
+}
+
+int datm_h5_attr_get_f64(datm_h5 *g, const char *name, double *v, datm_error *err)
+{
+    return attr_get_num(g, name, H5T_NATIVE_DOUBLE, v, err);
+}
+
+int datm_h5_attr_get_i64(datm_h5 *g, const char *name, int64_t *v, datm_error *err)
+{
+    return attr_get_num(g, name, H5T_NATIVE_INT64, v, err);
+}
