@@ -40,4 +40,36 @@ const char *datm_config_str(const datm_config *c, const char *key);   /* STRING 
 int         datm_config_int_list(const datm_config *c, const char *key, const int64_t **vals);  /* returns length */
 int         datm_config_real_list(const datm_config *c, const char *key, const double **vals);
 
+/* ---- building a configuration (the spec loader; model tests) ----
+ * A schema entry whose `def` is NULL is required: validation fails when it is absent. */
+
+/* A configuration holding every key of `schema` at its default. `section` names it in
+ * messages ("model", "train"). Fails when a default does not parse or a key is required. */
+int  datm_config_create(const datm_param_schema *schema, const char *section, datm_config **out,
+                        datm_error *err);
+/* Without failing on required keys (they stay unset until datm_config_set). */
+int  datm_config_create_partial(const datm_param_schema *schema, const char *section,
+                                datm_config **out, datm_error *err);
+void datm_config_destroy(datm_config **c);
+int  datm_config_copy(const datm_config *src, datm_config **out, datm_error *err);
+/* Sets `key` from YAML scalar/flow text ("0.5", "true", "[128, 64]"), type- and bound-checked.
+ * Unknown key -> DATM_E_INVALID naming the closest key. */
+int  datm_config_set(datm_config *c, const char *key, const char *text, datm_error *err);
+/* Fails naming the first required key that is still unset. */
+int  datm_config_check_complete(const datm_config *c, datm_error *err);
+
+const datm_param_schema *datm_config_schema(const datm_config *c);
+const char *datm_config_section(const datm_config *c);
+int  datm_config_has(const datm_config *c, const char *key);         /* key in the schema */
+int  datm_config_is_default(const datm_config *c, const char *key);  /* value came from def */
+/* The value as YAML flow text (round-trips through datm_config_set). Returns chars written. */
+int  datm_config_format(const datm_config *c, const char *key, char *buf, size_t size);
+
+/* Schema helpers. */
+const datm_param_schema *datm_schema_find(const datm_param_schema *schema, const char *key);
+int         datm_schema_count(const datm_param_schema *schema);
+const char *datm_param_type_name(datm_param_type t);
+/* The candidate closest to `word` by edit distance, or NULL when none is close enough. */
+const char *datm_closest_name(const char *word, const char *const *cands, int n);
+
 #endif
