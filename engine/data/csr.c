@@ -1,0 +1,83 @@
+/* engine/data/csr.c: allocation, row selection (mini-batches), copies and totals of the
+ * document-word CSR matrix. Letters: N rows (documents), V columns (words). */
+#include "data/csr.h"
+
+#include <string.h>
+
+int datm_csr_alloc(datm_csr *m, int64_t n_rows, int64_t n_cols, int64_t nnz, datm_error *err)
+{
+    DATM_ASSERT(m);
+    memset(m, 0, sizeof *m);
+    if (n_rows < 0 || n_cols < 0 || nnz < 0)
+        return datm_error_set(err, DATM_E_INVALID, "csr: negative size (%lld x %lld, nnz %lld)",
+                              (long long)n_rows, (long long)n_cols, (long long)nnz);
+    m->row_ptr = datm_alloc_array((size_t)n_rows + 1, sizeof *m->row_ptr, err);
+    m->col = datm_alloc_array((size_t)DATM_MAX(nnz, 1), sizeof *m->col, err);
+    m->val = datm_alloc_array((size_t)DATM_MAX(nnz, 1), sizeof *m->val, err);
+    if (!m->row_ptr || !m->col || !m->val) {
+        datm_csr_free(m);
+        return err ? err->code : DATM_E_NOMEM;
+    }
+    m->n_rows = n_rows;
+    m->n_cols = n_cols;
+    m->nnz = nnz;
+    return DATM_OK;
+}
+
+void datm_csr_free(datm_csr *m)
+{
+    if (!m) return;
+    datm_free(m->row_ptr);
+    datm_free(m->col);
+    datm_free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+int datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, datm_csr *out,
+                         datm_error *err)
+{
+    DATM_ASSERT(src && out && n >= 0 && (n == 0 || rows));
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < n; i++) {
+        DATM_ASSERT(rows[i] >= 0 && rows[i] < src->n_rows);
+        nnz += src->row_ptr[rows[i] + 1] - src->row_ptr[rows[i]];
+    }
+    int rc = datm_csr_alloc(out, n, src->n_cols, nnz, err);
+    if (rc) return rc;
+    int64_t p = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t a = src->row_ptr[rows[i]], len = src->row_ptr[rows[i] + 1] - a;
+        memcpy(out->col + p, src->col + a, (size_t)len * sizeof *out->col);
+        memcpy(out->val + p, src->val + a, (size_t)len * sizeof *out->val);
+        p += len;
+        out->row_ptr[i + 1] = p;
+    }
+    return DATM_OK;
+}
+
+int datm_csr_copy(const datm_csr *src, datm_csr *out, datm_error *err)
+{
+    DATM_ASSERT(src && out);
+    int rc = datm_csr_alloc(out, src->n_rows, src->n_cols, src->nnz, err);
+    if (rc) return rc;
+    memcpy(out->row_ptr, src->row_ptr, (size_t)(src->n_rows + 1) * sizeof *out->row_ptr);
+    memcpy(out->col, src->col, (size_t)src->nnz * sizeof *out->col);
+    memcpy(out->val, src->val, (size_t)src->nnz * sizeof *out->val);
+    return DATM_OK;
+}
+
+/* Sums in double: MNIST's 1.5e9 tokens are past float's exact range. */
+double datm_csr_total(const datm_csr *m)
+{
+    double s = 0.0;
+    for (int64_t j = 0; j < m->nnz; j++) s += m->val[j];
+    return s;
+}
+
+double datm_csr_row_total(const datm_csr *m, int64_t row)
+{
+    DATM_ASSERT(row >= 0 && row < m->n_rows);
+    double s = 0.0;
+    for (int64_t j = m->row_ptr[row]; j < m->row_ptr[row + 1]; j++) s += m->val[j];
+    return s;
+}
