@@ -1,0 +1,249 @@
+/* engine/decoder/augment.c: upward count augmentation of the gamma belief network
+ * (paper eq. DLDA; reference-notes 1.8) and the statistics it accumulates.
+ *
+ * Layer 1: every count x_vn is split over topics by one categorical draw per token with
+ * P(k) proportional to phi_vk theta_kn, giving A(1) (V, K1) and m(1) (N, K1).
+ * Layer t >= 2: m(t-1)_k'n customers sit at CRT(m, omega) tables with omega =
+ * (Phi(t) theta(t))_k'n, the gamma shape of theta(t-1)_k'n; the tables are split like
+ * tokens, giving A(t) and m(t). Top layer: CRT(m(L)_kn, r_k) tables feed the r update.
+ * The expected form replaces the split counts put into A by phi_vk theta_kn x_vn / rate_vn
+ * (layer 1) and phi theta (psi(m + omega) - psi(omega)) (layers >= 2). */
+#include <omp.h>
+#include <string.h>
+
+#include "decoder/gbn_internal.h"
+#include "math/math.h"
+
+/* ---------------------------------------------------------------- statistics */
+
+int datm_gbn_stats_create(const datm_gbn *g, datm_gbn_stats **out, datm_error *err)
+{
+    *out = NULL;
+    datm_gbn_stats *s = datm_alloc(sizeof *s, err);
+    if (!s) return err->code;
+    s->L = g->L;
+    int64_t off = 0;
+    for (int l = 0; l <= g->L; l++) s->K[l] = g->K[l];
+    for (int l = 1; l <= g->L; l++) {
+        s->fx_off[l] = off;
+        off += g->K[l - 1] * g->K[l];
+        s->A[l] = datm_alloc_array((size_t)(g->K[l - 1] * g->K[l]), sizeof(double), err);
+        if (!s->A[l]) { datm_gbn_stats_destroy(&s); return err->code; }
+    }
+    s->fx_off[g->L + 1] = off;
+    off += g->K[g->L];
+    s->fx_len = off;
+    s->tables = datm_alloc_array((size_t)g->K[g->L], sizeof(double), err);
+    s->n_threads = omp_get_max_threads();
+    if (s->n_threads < 1) s->n_threads = 1;
+    s->fx = s->tables ? datm_alloc_array((size_t)(s->n_threads * s->fx_len), sizeof(int64_t), err)
+                      : NULL;
+    if (!s->fx) { datm_gbn_stats_destroy(&s); return err->code; }
+    *out = s;
+    return DATM_OK;
+}
+
+void datm_gbn_stats_destroy(datm_gbn_stats **ps)
+{
+    if (!ps || !*ps) return;
+    datm_gbn_stats *s = *ps;
+    for (int l = 1; l <= s->L; l++) datm_free(s->A[l]);
+    datm_free(s->tables);
+    datm_free(s->fx);
+    datm_free(s);
+    *ps = NULL;
+}
+
+void datm_gbn_stats_reset(datm_gbn_stats *s)
+{
+    memset(s->fx, 0, (size_t)(s->n_threads * s->fx_len) * sizeof(int64_t));
+    s->q_sum = 0.0;
+    s->n_passes = 0;
+    s->dirty = 1;
+}
+
+void datm_gbn_stats_reduce(datm_gbn_stats *s)
+{
+    if (!s->dirty) return;
+    int64_t n = s->fx_len;
+    int T = s->n_threads;
+    const int64_t *fx = s->fx;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        int64_t acc = 0;
+        for (int t = 0; t < T; t++) acc += fx[(int64_t)t * n + i];
+        double v = (double)acc / DATM_GBN_FX_SCALE;
+        int l = 1;
+        while (l <= s->L && i >= s->fx_off[l + 1]) l++;
+        if (l <= s->L) s->A[l][i - s->fx_off[l]] = v;
+        else s->tables[i - s->fx_off[s->L + 1]] = v;
+    }
+    s->dirty = 0;
+}
+
+/* ---------------------------------------------------------------- one document */
+
+/* cum[0..K) = running sums of w_k = a[k] * b[k]; returns the total. */
+static double cum_product(const double *a, const double *b, int64_t K, double *cum)
+{
+    double s = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        s += a[k] * b[k];
+        cum[k] = s;
+    }
+    return s;
+}
+
+/* Fallback weights when phi theta vanishes (theta underflowed): phi's row, else uniform. */
+static double cum_fallback(const double *a, int64_t K, double *cum)
+{
+    double s = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        s += a[k];
+        cum[k] = s;
+    }
+    if (s > 0 && isfinite(s)) return s;
+    for (int64_t k = 0; k < K; k++) cum[k] = (double)(k + 1);
+    return (double)K;
+}
+
+void datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals, int64_t nnz,
+                         const double *const *theta_n, int32_t *const *m_n, int64_t *fx,
+                         const int64_t *fx_off, int expected, datm_rng *rng, double *work)
+{
+    double *cum = work;
+    const int L = g->L;
+
+    /* layer 1: multinomial split of the word counts */
+    {
+        const int64_t K1 = g->K[1];
+        const double *th = theta_n[1];
+        int32_t *m1 = m_n[1];
+        memset(m1, 0, (size_t)K1 * sizeof(int32_t));
+        for (int64_t e = 0; e < nnz; e++) {
+            int64_t x = (int64_t)llroundf(vals[e]);
+            if (x <= 0) continue;
+            const int64_t v = cols[e];
+            const double *prow = g->phi[1] + v * K1;
+            double s = cum_product(prow, th, K1, cum);
+            if (!(s > 0) || !isfinite(s)) s = cum_fallback(prow, K1, cum);
+            int64_t *arow = fx ? fx + fx_off[1] + v * K1 : NULL;
+            for (int64_t i = 0; i < x; i++) {
+                int k = datm_rng_categorical_cumsum(rng, cum, (int)K1);
+                m1[k]++;
+                if (arow && !expected) arow[k] += (int64_t)DATM_GBN_FX_SCALE;
+            }
+            if (arow && expected) {
+                double prev = 0.0, f = (double)x / s;
+                for (int64_t k = 0; k < K1; k++) {
+                    arow[k] += datm_gbn_fx((cum[k] - prev) * f);
+                    prev = cum[k];
+                }
+            }
+        }
+    }
+
+    /* layers t >= 2: CRT tables of the layer below, split over the units of layer t */
+    for (int t = 2; t <= L; t++) {
+        const int64_t Kp = g->K[t - 1], Kt = g->K[t];
+        const double *th = theta_n[t];
+        const int32_t *mp = m_n[t - 1];
+        int32_t *mt = m_n[t];
+        memset(mt, 0, (size_t)Kt * sizeof(int32_t));
+        for (int64_t kp = 0; kp < Kp; kp++) {
+            int64_t c = mp[kp];
+            if (c <= 0) continue;
+            const double *prow = g->phi[t] + kp * Kt;
+            double omega = cum_product(prow, th, Kt, cum);
+            double s = omega;
+            int64_t tables;
+            if (!(omega > 0) || !isfinite(omega)) {
+                /* shape -> 0: the first customer opens the only table */
+                s = cum_fallback(prow, Kt, cum);
+                omega = 0.0;
+                tables = 1;
+            } else {
+                tables = datm_rng_crt(rng, c, omega);
+            }
+            int64_t *arow = fx ? fx + fx_off[t] + kp * Kt : NULL;
+            for (int64_t i = 0; i < tables; i++) {
+                int k = datm_rng_categorical_cumsum(rng, cum, (int)Kt);
+                mt[k]++;
+                if (arow && !expected) arow[k] += (int64_t)DATM_GBN_FX_SCALE;
+            }
+            if (arow && expected) {
+                double w = omega > 2.2e-16 ? omega : 2.2e-16;
+                double et = w * (datm_digamma((double)c + w) - datm_digamma(w));
+                double prev = 0.0, f = et / s;
+                for (int64_t k = 0; k < Kt; k++) {
+                    arow[k] += datm_gbn_fx((cum[k] - prev) * f);
+                    prev = cum[k];
+                }
+            }
+        }
+    }
+
+    /* top layer: tables for r (reference-notes 1.7) */
+    if (g->r && fx) {
+        const int64_t KL = g->K[L];
+        const int32_t *mL = m_n[L];
+        int64_t *trow = fx + fx_off[L + 1];
+        for (int64_t k = 0; k < KL; k++)
+            if (mL[k] > 0)
+                trow[k] += datm_rng_crt(rng, mL[k], g->r[k]) * (int64_t)DATM_GBN_FX_SCALE;
+    }
+}
+
+/* ---------------------------------------------------------------- a pass from given theta */
+
+int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *theta,
+                     const datm_gbn_key *key, datm_aug_mode mode, datm_gbn_stats *s,
+                     int32_t *const *m_out, datm_error *err)
+{
+    if (X->n_cols != g->K[0])
+        return datm_error_set(err, DATM_E_INVALID, "decoder: counts have %lld columns, V = %lld",
+                              (long long)X->n_cols, (long long)g->K[0]);
+    if (s && s->L != g->L)
+        return datm_error_set(err, DATM_E_INVALID, "decoder: stats for %d layers, model has %d",
+                              s->L, g->L);
+    const int T = s ? s->n_threads : omp_get_max_threads();
+    const int64_t wl = datm_gbn_work_len(g);
+    int64_t ml = 0;
+    for (int l = 1; l <= g->L; l++) ml += g->K[l];
+    double *work = datm_alloc_array((size_t)(T * wl), sizeof(double), err);
+    int32_t *mscr = work ? datm_alloc_array((size_t)(T * ml), sizeof(int32_t), err) : NULL;
+    if (!mscr) { datm_free(work); return err->code; }
+
+    const int64_t B = X->n_rows;
+#pragma omp parallel for num_threads(T) schedule(dynamic, 8)
+    for (int64_t n = 0; n < B; n++) {
+        const int tid = omp_get_thread_num();
+        datm_rng rng;
+        datm_gbn_doc_rng(&rng, key, n);
+        const double *th[DATM_GBN_MAX_LAYERS + 1] = {0};
+        int32_t *mn[DATM_GBN_MAX_LAYERS + 1] = {0};
+        int64_t o = 0;
+        for (int l = 1; l <= g->L; l++) {
+            th[l] = theta[l] + n * g->K[l];
+            mn[l] = m_out ? m_out[l] + n * g->K[l] : mscr + (int64_t)tid * ml + o;
+            o += g->K[l];
+        }
+        int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
+        datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, th, mn,
+                            s ? s->fx + (int64_t)tid * s->fx_len : NULL, s ? s->fx_off : NULL,
+                            mode == DATM_AUG_EXPECTED, &rng, work + (int64_t)tid * wl);
+    }
+    if (s) {
+        if (g->r) {
+            /* no local c_n here: q(1) = 1, q(t+1) = ln(1 + q(t) / c) with c = 1 */
+            double q = 1.0;
+            for (int t = 2; t <= g->L + 1; t++) q = log1p(q);
+            s->q_sum += q * (double)B;
+        }
+        s->n_passes++;
+        s->dirty = 1;
+    }
+    datm_free(mscr);
+    datm_free(work);
+    return DATM_OK;
+}
