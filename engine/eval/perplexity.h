@@ -28,7 +28,8 @@ void datm_rate_accum_free(datm_rate_accum *a);
 void datm_rate_accum_reset(datm_rate_accum *a);
 /* Adds one sample: phi1 (V, K) row-major, theta (N, K) row-major. OpenMP over documents. */
 void datm_rate_accum_add(datm_rate_accum *a, const float *phi1, const float *theta, int64_t K);
-/* Same with a document subset: theta rows correspond to docs first..first+n-1. */
+/* Same with a document subset: theta rows correspond to docs first..first+n-1. A call with
+ * first == 0 counts as the start of a new sample (n_samples + 1). */
 void datm_rate_accum_add_rows(datm_rate_accum *a, const float *phi1, const float *theta,
                               int64_t K, int64_t first, int64_t n);
 /* Perplexity of y (same N, V; entries must be in the pattern) under the accumulated rate.

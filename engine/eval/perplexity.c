@@ -1,0 +1,124 @@
+/* engine/eval/perplexity.c: per-heldout-word perplexity from a Poisson rate averaged over
+ * posterior samples (DESIGN section 6; paper eq. perplexity; reference-notes 4.1-4.3).
+ *
+ * The rate Phi(1) theta is only needed where tokens are scored, so the accumulator keeps it
+ * on the union pattern of the observed and held-out parts, plus the normaliser
+ * sum_v (Phi theta)_vn = sum_k theta_kn per document (columns of Phi(1) sum to 1). Numerators
+ * and normalisers are summed separately over samples and divided at the end: the ratio of
+ * sums of the reference code. */
+#include "eval/perplexity.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Union of the column sets of row n of a and b (b may be NULL); writes into out (may be NULL
+ * to count). Returns the count. */
+static int64_t merge_row(const datm_csr *a, const datm_csr *b, int64_t n, int32_t *out)
+{
+    int64_t i = a->row_ptr[n], ie = a->row_ptr[n + 1];
+    int64_t j = b ? b->row_ptr[n] : 0, je = b ? b->row_ptr[n + 1] : 0;
+    int64_t c = 0;
+    while (i < ie || j < je) {
+        int32_t v;
+        if (j >= je || (i < ie && a->col[i] < b->col[j])) v = a->col[i++];
+        else if (i >= ie || b->col[j] < a->col[i]) v = b->col[j++];
+        else { v = a->col[i]; i++; j++; }
+        if (out) out[c] = v;
+        c++;
+    }
+    return c;
+}
+
+int datm_rate_accum_init(datm_rate_accum *a, const datm_csr *obs, const datm_csr *heldout,
+                         datm_error *err)
+{
+    memset(a, 0, sizeof *a);
+    if (heldout && (heldout->n_rows != obs->n_rows || heldout->n_cols != obs->n_cols))
+        return datm_error_set(err, DATM_E_INVALID,
+                              "perplexity: observed part is (%lld, %lld), held-out part (%lld, %lld)",
+                              (long long)obs->n_rows, (long long)obs->n_cols,
+                              (long long)heldout->n_rows, (long long)heldout->n_cols);
+    const int64_t N = obs->n_rows;
+    int64_t nnz = 0;
+    for (int64_t n = 0; n < N; n++) nnz += merge_row(obs, heldout, n, NULL);
+    int rc = datm_csr_alloc(&a->pattern, N, obs->n_cols, nnz, err);
+    if (rc) return rc;
+    a->pattern.row_ptr[0] = 0;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t c = merge_row(obs, heldout, n, a->pattern.col + a->pattern.row_ptr[n]);
+        a->pattern.row_ptr[n + 1] = a->pattern.row_ptr[n] + c;
+    }
+    for (int64_t e = 0; e < nnz; e++) a->pattern.val[e] = 1.0f;
+    a->rate = datm_alloc_array((size_t)(nnz > 0 ? nnz : 1), sizeof(double), err);
+    a->norm = a->rate ? datm_alloc_array((size_t)(N > 0 ? N : 1), sizeof(double), err) : NULL;
+    if (!a->norm) {
+        datm_rate_accum_free(a);
+        return err->code;
+    }
+    a->n_docs = N;
+    a->n_vocab = obs->n_cols;
+    a->n_samples = 0;
+    return DATM_OK;
+}
+
+void datm_rate_accum_free(datm_rate_accum *a)
+{
+    datm_csr_free(&a->pattern);
+    datm_free(a->rate);
+    datm_free(a->norm);
+    memset(a, 0, sizeof *a);
+}
+
+void datm_rate_accum_reset(datm_rate_accum *a)
+{
+    if (a->pattern.nnz > 0) memset(a->rate, 0, (size_t)a->pattern.nnz * sizeof(double));
+    if (a->n_docs > 0) memset(a->norm, 0, (size_t)a->n_docs * sizeof(double));
+    a->n_samples = 0;
+}
+
+void datm_rate_accum_add_rows(datm_rate_accum *a, const float *phi1, const float *theta,
+                              int64_t K, int64_t first, int64_t n)
+{
+    DATM_ASSERT(first >= 0 && n >= 0 && first + n <= a->n_docs);
+    const datm_csr *P = &a->pattern;
+    if (first == 0) a->n_samples++;   /* a sample added in chunks starts at document 0 */
+#pragma omp parallel for schedule(dynamic, 32)
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t d = first + i;
+        const float *th = theta + i * K;
+        double s = 0.0;
+        for (int64_t k = 0; k < K; k++) s += th[k];
+        a->norm[d] += s;
+        for (int64_t e = P->row_ptr[d]; e < P->row_ptr[d + 1]; e++) {
+            const float *prow = phi1 + (int64_t)P->col[e] * K;
+            double r = 0.0;
+            for (int64_t k = 0; k < K; k++) r += (double)prow[k] * th[k];
+            a->rate[e] += r;
+        }
+    }
+}
+
+void datm_rate_accum_add(datm_rate_accum *a, const float *phi1, const float *theta, int64_t K)
+{
+    datm_rate_accum_add_rows(a, phi1, theta, K, 0, a->n_docs);
+}
+
+double datm_rate_accum_perplexity(const datm_rate_accum *a, const datm_csr *y)
+{
+    DATM_ASSERT(y->n_rows == a->n_docs && y->n_cols == a->n_vocab);
+    if (a->n_samples <= 0) return NAN;
+    const datm_csr *P = &a->pattern;
+    double ll = 0.0, tok = 0.0;
+    for (int64_t d = 0; d < a->n_docs; d++) {
+        int64_t e = P->row_ptr[d];
+        const int64_t ee = P->row_ptr[d + 1];
+        for (int64_t j = y->row_ptr[d]; j < y->row_ptr[d + 1]; j++) {
+            while (e < ee && P->col[e] < y->col[j]) e++;
+            DATM_ASSERT(e < ee && P->col[e] == y->col[j]);   /* y must lie in the pattern */
+            double p = a->norm[d] > 0 ? a->rate[e] / a->norm[d] : 0.0;
+            ll += (double)y->val[j] * log(p > 1e-300 ? p : 1e-300);
+            tok += y->val[j];
+        }
+    }
+    return tok > 0 ? exp(-ll / tok) : NAN;
+}
