@@ -1,0 +1,66 @@
+/* engine/io/results.h: reading (and the topics part of writing) RUN_DIR/result.h5, with the
+ * names of results_layout.h. Shared by `datm compare`, `check-metrics`, `topics`, `figures`
+ * and the pipeline's topics stage. */
+#ifndef DATM_RESULTS_H
+#define DATM_RESULTS_H
+
+#include <stdint.h>
+
+#include "core/core.h"
+#include "data/csr.h"
+#include "eval/topics.h"
+#include "io/h5.h"
+
+/* Resolves RUN (a run directory or a result file) to the result path: RUN itself when it is
+ * a file, else RUN/result.h5, else RUN/result.h5.part (an unfinished run). DATM_E_IO when
+ * none exists. */
+int datm_result_path(const char *run, char *path, size_t size, datm_error *err);
+/* Opens it read-only (or writable). */
+int datm_result_open(const char *run, int writable, datm_h5 **out, datm_error *err);
+
+/* /metrics: every scalar dataset, in name order. */
+typedef struct datm_metrics {
+    int64_t n;
+    char  **names;    /* (n) */
+    double *values;   /* (n) */
+} datm_metrics;
+int  datm_metrics_read(datm_h5 *f, datm_metrics *out, datm_error *err);   /* empty if absent */
+/* Value of a metric; returns 0 and sets *v, or -1 when absent. */
+int  datm_metrics_get(const datm_metrics *m, const char *name, double *v);
+void datm_metrics_free(datm_metrics *m);
+
+/* /curves: 1-D datasets of equal length, one column each, in name order. */
+typedef struct datm_curves {
+    int64_t  n_rows;
+    int      n_cols;
+    char   **names;   /* (n_cols) */
+    double **cols;    /* (n_cols) x (n_rows) */
+} datm_curves;
+int  datm_curves_read(datm_h5 *f, datm_curves *out, datm_error *err);     /* empty if absent */
+const double *datm_curves_col(const datm_curves *c, const char *name);   /* NULL if absent */
+void datm_curves_free(datm_curves *c);
+
+/* The vocabulary: /data/vocab, else vocab.txt in the directory named by the /data `dir`
+ * attribute. *vocab NULL (and DATM_OK) when neither exists. */
+int  datm_result_vocab(datm_h5 *f, char ***vocab, int64_t *n, datm_error *err);
+
+/* Number of layers with /model/phi_<l> (0 when none) and their shapes: k[0] = V. */
+int  datm_result_model_shape(datm_h5 *f, int64_t *k, datm_error *err);
+
+/* Writes a topic set under /topics (names in results_layout.h), and the per-layer mean
+ * NPMI and diversity as /metrics/npmi_<l>, /metrics/diversity_<l> when computed. */
+int  datm_topics_write(datm_h5 *f, const datm_topic_set *s, datm_error *err);
+/* Reads /topics back (projected when stored). */
+int  datm_topics_read(datm_h5 *f, datm_topic_set *out, datm_error *err);
+
+/* The pipeline's topics stage (datm_stage_hook signature): reads /model/phi_<l> from
+ * result_path, builds the topic set (top 25 words, 5 links, projected kept when
+ * V * K_l <= 2^22), computes NPMI (top 10) and diversity (top 25) against the training
+ * documents of the dataset named in /data (skipped with a warning when they cannot be
+ * loaded), and writes /topics and the metrics into result_path. */
+int  datm_topics_stage(const char *run_dir, const char *result_path, datm_error *err);
+/* Same with an explicit reference corpus (NULL: no NPMI). */
+int  datm_topics_compute(datm_h5 *f, const datm_csr *reference, datm_topic_set *out,
+                         datm_error *err);
+
+#endif
