@@ -8,7 +8,8 @@
  *  4. a separable problem is fitted with zero training and test error;
  *  5. CV on the softmax-model data picks a penalty whose test error is within 3 binomial
  *     standard errors of the Bayes error (predicting with the true weights);
- *  6. fitting with 1 and 2 OpenMP threads gives bit-identical weights. */
+ *  6. fitting with 1 and 2 OpenMP threads gives bit-identical weights;
+ *  7. the feature concatenation of per-layer theta (raw, log1p, proportions) by hand. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "eval/logreg.h"
+#include "nn/mlp_head.h"
 
 static int fails;
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
@@ -223,6 +225,20 @@ int main(void)
     test_recovery(X, y);
     test_cv(X, y, Xt, yt, SN);
     free(X); free(Xt); free(y); free(yt);
+
+    /* feature concatenation: 2 documents, layers of width 2 and 1 */
+    {
+        const float t1[4] = {1, 3, 0, 2}, t2[2] = {4, 0};
+        const float *th[2] = {t1, t2};
+        const int64_t k[2] = {2, 1};
+        float F[6];
+        datm_features_concat(2, k, th, 2, 0, F);
+        CHECK(F[0] == 1 && F[1] == 3 && F[2] == 4 && F[3] == 0 && F[4] == 2 && F[5] == 0);
+        datm_features_concat(2, k, th, 2, 1, F);
+        CHECK(fabsf(F[1] - logf(4)) < 1e-6f && fabsf(F[2] - logf(5)) < 1e-6f && F[5] == 0);
+        datm_features_concat(2, k, th, 2, 2, F);
+        CHECK(F[0] == 0.25f && F[1] == 0.75f && F[2] == 1 && F[3] == 0 && F[4] == 1 && F[5] == 0);
+    }
 
     /* input validation names the document */
     datm_logreg m;

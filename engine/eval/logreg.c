@@ -8,8 +8,11 @@
 #include "eval/logreg.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
+
+#include "nn/mlp_head.h"
 
 #define LR_BLOCK 1024   /* rows per block: Xb is BLOCK x (D+1) doubles */
 #define LR_MEM 10       /* L-BFGS memory */
@@ -533,4 +536,27 @@ void datm_logreg_predict(const datm_logreg *m, const float *X, int64_t n, int32_
         pred[i] = best;
     }
     datm_free(pr);
+}
+
+void datm_features_concat(int L, const int64_t *k, const float *const *theta, int64_t n,
+                          int transform, float *X)
+{
+    int64_t S = 0;
+    for (int l = 0; l < L; l++) S += k[l];
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float *o = X + i * S;
+        for (int l = 0; l < L; l++) {
+            const float *t = theta[l] + i * k[l];
+            double sum = 0;
+            if (transform == DATM_FEAT_PROP)
+                for (int64_t j = 0; j < k[l]; j++) sum += t[j];
+            double inv = sum > DBL_MIN ? 1.0 / sum : 0.0;
+            for (int64_t j = 0; j < k[l]; j++)
+                o[j] = transform == DATM_FEAT_LOG1P ? log1pf(t[j])
+                     : transform == DATM_FEAT_PROP  ? (float)(t[j] * inv)
+                                                    : t[j];
+            o += k[l];
+        }
+    }
 }

@@ -63,6 +63,12 @@ void datm_logreg_predict_proba(const datm_logreg *m, const float *X, int64_t n, 
 void datm_logreg_predict(const datm_logreg *m, const float *X, int64_t n, int32_t *pred);
 void datm_logreg_free(datm_logreg *m);
 
+/* Classifier features from per-layer document features: X (N, sum_l K_l) row-major is the
+ * concatenation over l = 0..L-1 of transform(theta[l]) (theta[l] (N, K_l)); transform is a
+ * datm_feat_transform (nn/mlp_head.h): 0 raw, 1 log1p, 2 per-layer proportions. */
+void datm_features_concat(int L, const int64_t *k, const float *const *theta, int64_t n,
+                          int transform, float *X);
+
 /* The objective f of the header comment at w ((D + fit_bias, C)) on features X that are used
  * as given (no standardisation); grad (same shape) may be NULL. For tests and diagnostics. */
 double datm_logreg_objective(const float *X, int64_t n, int64_t d, const int32_t *y, int c,
