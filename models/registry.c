@@ -5,8 +5,10 @@
 #include "pipeline/model.h"
 
 /* extern const datm_model_ops datm_model_xxx; -- one line per variant, in table order */
+extern const datm_model_ops datm_model_unigram;
 
 static const datm_model_ops *const registry[] = {
+    &datm_model_unigram,
     NULL /* end */
 };
 

@@ -7,8 +7,14 @@
 #include "core/core.h"
 
 /* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
+int datm_cmd_check(int argc, char **argv);
+int datm_cmd_models(int argc, char **argv);
+int datm_cmd_describe(int argc, char **argv);
 
 static const datm_cli_command commands[] = {
+    {"check", "validate a spec and print it resolved with its hash", datm_cmd_check},
+    {"models", "list the registered model variants", datm_cmd_models},
+    {"describe", "keys, types, defaults and bounds of a variant or spec section", datm_cmd_describe},
     {NULL, NULL, NULL} /* end */
 };
 

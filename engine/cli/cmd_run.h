@@ -1,0 +1,26 @@
+/* engine/cli/cmd_run.h: helpers shared by the spec-taking subcommands (run, check, resume,
+ * sweep): argument splitting into spec path, key=value overrides and options. */
+#ifndef DATM_CMD_RUN_H
+#define DATM_CMD_RUN_H
+
+#include "pipeline/pipeline.h"
+
+typedef struct datm_cli_spec_args {
+    const char *spec;                            /* SPEC.yaml */
+    const char *overrides[DATM_MAX_OVERRIDES];   /* key.path=value */
+    int         n_overrides;
+    const char *out_dir;                         /* -o DIR */
+    const char *threads;                         /* --threads N */
+    int         quiet;
+    int         help;
+} datm_cli_spec_args;
+
+/* Parses argv[1..]: the spec, k=v overrides, -o DIR, --threads N, --quiet, --help. Options
+ * in `extra` (NULL-terminated list of flag names) are skipped and left to the caller.
+ * Returns 0 or prints a message and returns DATM_EXIT_USAGE. */
+int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
+                             datm_cli_spec_args *a);
+/* Loads the spec with the overrides (+ threads=N from --threads); prints errors. */
+int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec);
+
+#endif

@@ -1,0 +1,159 @@
+/* engine/pipeline/pipeline.h: the experiment pipeline — YAML specs validated against schemas,
+ * the run stages (train -> evaluate -> figures -> report), checkpoints and resume, sweeps,
+ * and schema documentation. DESIGN.md sections 3 and 7.
+ *
+ * A spec has top-level keys (name, seed, threads, ...) and the sections data:, model:,
+ * train:, evaluate:, output:. The engine's sections have schemas in the same
+ * datm_param_schema form as the models'; model: holds `variant` plus the keys of that
+ * variant's schema. Every message about a spec names file:line:column and the key. */
+#ifndef DATM_PIPELINE_H
+#define DATM_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "pipeline/config.h"
+#include "pipeline/model.h"
+
+/* ---- sections (enum + table) ---- */
+typedef enum {
+    DATM_SEC_RUN = 0,    /* top-level scalar keys: name, seed, threads, ... */
+    DATM_SEC_DATA,
+    DATM_SEC_MODEL,      /* the variant's schema */
+    DATM_SEC_TRAIN,
+    DATM_SEC_EVALUATE,
+    DATM_SEC_OUTPUT,
+    DATM_SEC_COUNT_
+} datm_section_id;
+
+const char *datm_section_name(datm_section_id s);   /* "" for RUN, "data", "model", ... */
+const char *datm_section_doc(datm_section_id s);
+/* Engine schema of a section (NULL for DATM_SEC_MODEL: it comes from the variant). */
+const datm_param_schema *datm_section_schema(datm_section_id s);
+
+/* How the pipeline finds variants. Pass DATM_REGISTRY_CATALOG (models/registry.c) from
+ * programs; tests may pass their own. Taking the registry as an argument keeps the
+ * pipeline library free of a link-time dependency on the models library. */
+typedef struct datm_model_catalog {
+    const datm_model_ops *(*find)(const char *name);
+    int                   (*count)(void);
+    const datm_model_ops *(*at)(int i);
+} datm_model_catalog;
+#define DATM_REGISTRY_CATALOG \
+    ((datm_model_catalog){datm_registry_find, datm_registry_count, datm_registry_at})
+
+/* ---- spec ---- */
+#define DATM_MAX_OVERRIDES 64
+
+typedef struct datm_spec {
+    char  path[512];                     /* spec file, or "<text>" */
+    char  variant[64];                   /* model.variant */
+    const datm_model_ops *ops;           /* registry entry of the variant */
+    datm_config *sec[DATM_SEC_COUNT_];   /* validated sections, every key resolved */
+    char *overrides[DATM_MAX_OVERRIDES]; /* as given on the command line */
+    int   n_overrides;
+    char *resolved;                      /* canonical resolved YAML (no comments) */
+    char  hash[65];                      /* SHA-256 hex of `resolved` */
+} datm_spec;
+
+/* Loads YAML from `path`, applies overrides "a.b=value" in order, validates every section,
+ * fills defaults, resolves and hashes. On error the message names file:line:column (or the
+ * override) and the key; up to a few errors are reported, one per line. */
+int  datm_spec_load(const char *path, const char *const *overrides, int n_overrides,
+                    const datm_model_catalog *cat, datm_spec *out, datm_error *err);
+/* Same from text in memory; `name` stands for the file name in messages. */
+int  datm_spec_load_text(const char *text, const char *name, const char *const *overrides,
+                         int n_overrides, const datm_model_catalog *cat, datm_spec *out,
+                         datm_error *err);
+void datm_spec_free(datm_spec *s);
+/* Resolved YAML; with_comments marks keys whose value is the schema default with
+ * "# default" (for printing). Caller frees with datm_free. */
+char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err);
+/* Shorthand getters on the sections. */
+const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id);
+/* Lists "section.key" of every value that came from a schema default into buf (one per
+ * line); returns the count. */
+int  datm_spec_defaults_applied(const datm_spec *s, char *buf, size_t size);
+
+/* Splits "a.b.c=value" -> key "a.b.c", value. Returns 0 when the text has no '='. */
+int  datm_override_split(const char *arg, char *key, size_t key_size, const char **value);
+
+/* ---- hashing (SHA-256, FIPS 180-4) ---- */
+typedef struct datm_sha256 {
+    uint32_t h[8];
+    uint64_t n_bytes;
+    uint8_t  buf[64];
+    size_t   fill;
+} datm_sha256;
+void datm_sha256_init(datm_sha256 *c);
+void datm_sha256_update(datm_sha256 *c, const void *data, size_t n);
+void datm_sha256_hex(datm_sha256 *c, char hex[65]);   /* finishes */
+void datm_sha256_text(const char *text, char hex[65]);
+int  datm_sha256_file(const char *path, char hex[65], datm_error *err);
+
+/* ---- schema documentation (datm describe) ---- */
+/* Text table (markdown != 0: a markdown section with a table) of one schema. */
+void datm_schema_describe(FILE *f, const char *title, const char *summary,
+                          const datm_param_schema *schema, const char *prefix, int markdown);
+/* Every engine section and then every variant of the catalog. */
+void datm_describe_all(FILE *f, const datm_model_catalog *cat, int markdown);
+
+/* ---- running ---- */
+/* Hooks the CLI fills with the figures/report writers (engine/io, results engineer); NULL
+ * skips the stage. Called after result.h5 is complete, with the run directory. */
+typedef int (*datm_stage_hook)(const char *run_dir, const char *result_path, datm_error *err);
+
+typedef struct datm_run_opts {
+    const char *run_dir;       /* output directory (created) */
+    int         quiet;
+    int         resume;        /* continue from the last complete checkpoint in run_dir */
+    int         argc;          /* recorded as provenance */
+    char      **argv;
+    datm_stage_hook figures;   /* figures stage */
+    datm_stage_hook report;    /* report stage */
+    datm_stage_hook topics;    /* writes /topics (and npmi/diversity metrics) into result.h5 */
+} datm_run_opts;
+
+/* Final outcome of a run. */
+typedef enum {
+    DATM_RUN_COMPLETED = 0,
+    DATM_RUN_FAILED,
+    DATM_RUN_INTERRUPTED
+} datm_run_status;
+
+/* Runs every stage of `spec` into opts->run_dir. Returns DATM_OK when completed; an
+ * interrupted run returns DATM_E_INTERRUPTED after writing a checkpoint. RUN_DIR gets
+ * spec.resolved.yaml, overrides.txt, result.h5 (written as result.h5.part and renamed when
+ * COMPLETED), checkpoints/ckpt-<iteration>.h5 and run.log. */
+int  datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err);
+
+/* Reads the status attribute of RUN_DIR/result.h5 (or result.h5.part): "COMPLETED", ...;
+ * "MISSING" when neither exists. */
+int  datm_run_status_read(const char *run_dir, char *status, size_t size);
+
+/* Path of the newest complete checkpoint of run_dir, or DATM_E_IO when there is none. */
+int  datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t *iteration,
+                            datm_error *err);
+
+/* ---- sweeps ---- */
+typedef enum { DATM_SWEEP_ON_ERROR_CONTINUE = 0, DATM_SWEEP_ON_ERROR_STOP } datm_sweep_on_error;
+
+typedef struct datm_sweep_opts {
+    const char *spec_path;
+    const char *const *args;   /* "k=a,b,c", "k=range(0,5)", or fixed "k=v" */
+    int         n_args;
+    const char *dir;           /* sweep directory (manifest sweep.yaml + job dirs) */
+    int         resume;        /* skip COMPLETED jobs; refuse if the definition changed */
+    datm_sweep_on_error on_error;
+    int         quiet;
+    const char *datm_exe;      /* this program (jobs run as child processes) */
+    const char *threads;       /* "--threads N" passed on, or NULL */
+} datm_sweep_opts;
+
+/* Expands one sweep argument into values: "a,b,c" (commas outside brackets),
+ * "range(a,b[,step])" (integers, b exclusive), or a single value. Returns count (<= max). */
+int  datm_sweep_expand(const char *value, char **out, int max, datm_error *err);
+int  datm_sweep(const datm_sweep_opts *opts, datm_error *err);
+
+#endif

@@ -1,0 +1,489 @@
+/* engine/pipeline/spec.c: YAML spec -> validated datm_spec (DESIGN.md section 3, step 1).
+ *
+ * Parse with libyaml keeping positions, apply "a.b=value" overrides to the tree, validate
+ * each section against its schema (the engine's tables for data:/train:/evaluate:/output:,
+ * the variant's table for model:), fill defaults, write the canonical resolved YAML and hash
+ * it. Errors are collected (up to MAX_ERRORS) so one run of `datm check` shows several
+ * mistakes; each line names file:line:column (or the override) and the key. */
+#include "pipeline/pipeline.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/yamltree.h"
+
+#define MAX_ERRORS 8
+#define MAX_SPEC_BYTES (1 << 20)
+
+typedef struct load_ctx {
+    const char *file;
+    char       *srcs[DATM_MAX_OVERRIDES];   /* "override 'k=v'" labels, live while loading */
+    int         n_errors;
+    char        msg[sizeof(((datm_error *)0)->msg)];
+    int         fatal;                       /* an allocation failed */
+} load_ctx;
+
+static void add_error(load_ctx *c, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void add_error(load_ctx *c, const char *where, const char *fmt, ...)
+{
+    c->n_errors++;
+    if (c->n_errors > MAX_ERRORS) return;
+    size_t o = strlen(c->msg);
+    if (o && o + 1 < sizeof c->msg) c->msg[o++] = '\n';
+    if (o + 1 >= sizeof c->msg) return;
+    int k = snprintf(c->msg + o, sizeof c->msg - o, "%s: ", where);
+    if (k < 0) return;
+    o += (size_t)k;
+    if (o + 1 >= sizeof c->msg) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg + o, sizeof c->msg - o, fmt, ap);
+    va_end(ap);
+}
+
+static const datm_section_id engine_sections[] = {DATM_SEC_DATA, DATM_SEC_TRAIN, DATM_SEC_EVALUATE,
+                                                  DATM_SEC_OUTPUT};
+
+static int section_by_name(const char *name)
+{
+    for (int s = 1; s < DATM_SEC_COUNT_; s++)
+        if (strcmp(datm_section_name((datm_section_id)s), name) == 0) return s;
+    return -1;
+}
+
+/* ---- overrides ---- */
+
+int datm_override_split(const char *arg, char *key, size_t key_size, const char **value)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) return 0;
+    size_t n = (size_t)(eq - arg);
+    if (n >= key_size) n = key_size - 1;
+    memcpy(key, arg, n);
+    key[n] = '\0';
+    *value = eq + 1;
+    return 1;
+}
+
+static int apply_override(load_ctx *c, datm_ynode *root, const char *arg, const char *src,
+                          datm_error *err)
+{
+    char key[256];
+    const char *value;
+    if (!datm_override_split(arg, key, sizeof key, &value)) {
+        add_error(c, src, "an override has the form key.path=value");
+        return DATM_OK;
+    }
+    datm_ynode *map = root;
+    char *save = NULL;
+    char *part = strtok_r(key, ".", &save);
+    while (part) {
+        char *next = strtok_r(NULL, ".", &save);
+        if (!next) break;
+        datm_ynode *sub = datm_ytree_get(map, part, NULL);
+        if (!sub || (sub->kind == DATM_Y_SCALAR && sub->text[0] == '\0')) {
+            sub = datm_ytree_new_map(src, 0, 0, err);
+            if (!sub) return DATM_E_NOMEM;
+            int rc = datm_ytree_set(map, part, sub, err);
+            if (rc) { datm_ytree_free(&sub); return rc; }
+        } else if (sub->kind != DATM_Y_MAP) {
+            add_error(c, src, "'%s' is a value, not a section with keys", part);
+            return DATM_OK;
+        }
+        map = sub;
+        part = next;
+    }
+    if (!part) {
+        add_error(c, src, "empty key");
+        return DATM_OK;
+    }
+    datm_ynode *val;
+    int rc = datm_ytree_parse_value(value, src, &val, err);
+    if (rc) return rc;
+    rc = datm_ytree_set(map, part, val, err);
+    if (rc) datm_ytree_free(&val);
+    return rc;
+}
+
+/* ---- section validation ---- */
+
+/* Sets every key of `map` into cfg; unknown keys and bad values become errors. */
+static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, const char *skip)
+{
+    const char *sec = datm_config_section(cfg);
+    for (int i = 0; i < map->n; i++) {
+        const char *key = map->keys[i];
+        const datm_ynode *v = map->kids[i];
+        if (skip && strcmp(key, skip) == 0) continue;
+        char where[600];
+        datm_ytree_key_where(map, i, where, sizeof where);
+        if (!datm_config_has(cfg, key)) {
+            datm_error e = {0};
+            datm_config_set(cfg, key, "", &e);   /* fills the did-you-mean message */
+            add_error(c, where, "%s", e.msg);
+            continue;
+        }
+        if (v->kind == DATM_Y_MAP) {
+            add_error(c, where, "%s.%s: expected a value, got a mapping (check the indentation)",
+                      sec, key);
+            continue;
+        }
+        datm_error e = {0};
+        char *text = datm_ytree_flow_text(v, &e);
+        if (!text) {
+            if (e.code == DATM_E_NOMEM) { c->fatal = 1; return; }
+            add_error(c, where, "%s.%s: expected a value or a flat list", sec, key);
+            continue;
+        }
+        const datm_param_schema *p = datm_schema_find(datm_config_schema(cfg), key);
+        int is_list = p->type == DATM_PARAM_INT_LIST || p->type == DATM_PARAM_REAL_LIST;
+        if (v->kind == DATM_Y_SEQ && !is_list) {
+            add_error(c, where, "%s.%s: expected a single %s, got a list", sec, key,
+                      datm_param_type_name(p->type));
+        } else if (datm_config_set(cfg, key, text, &e)) {
+            char vwhere[600];
+            datm_ytree_where(v, vwhere, sizeof vwhere);
+            add_error(c, vwhere, "%s", e.msg);
+        }
+        datm_free(text);
+    }
+}
+
+static void check_required(load_ctx *c, const datm_config *cfg, const char *where)
+{
+    datm_error e = {0};
+    if (datm_config_check_complete(cfg, &e)) add_error(c, where, "%s", e.msg);
+}
+
+static void list_variants(const datm_model_catalog *cat, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    int n = cat->count();
+    for (int i = 0; i < n && o + 1 < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? ", " : "", cat->at(i)->name);
+    if (n == 0) snprintf(buf, size, "(none registered)");
+}
+
+static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_where,
+                           const datm_model_catalog *cat, datm_spec *s, datm_error *err)
+{
+    char variants[512];
+    list_variants(cat, variants, sizeof variants);
+    int vi;
+    const datm_ynode *v = map ? datm_ytree_get(map, "variant", &vi) : NULL;
+    if (!v) {
+        add_error(c, sec_where, "model.variant is required; registered variants: %s", variants);
+        return;
+    }
+    char where[600];
+    datm_ytree_where(v, where, sizeof where);
+    if (v->kind != DATM_Y_SCALAR) {
+        add_error(c, where, "model.variant: expected a name, registered variants: %s", variants);
+        return;
+    }
+    s->ops = cat->find(v->text);
+    if (!s->ops) {
+        const char *cand[128];
+        int n = cat->count() < 128 ? cat->count() : 128;
+        for (int i = 0; i < n; i++) cand[i] = cat->at(i)->name;
+        const char *near = datm_closest_name(v->text, cand, n);
+        char hint[160] = "";
+        if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+        add_error(c, where, "model.variant: unknown variant '%s'%s; registered variants: %s",
+                  v->text, hint, variants);
+        return;
+    }
+    if (s->ops->api_version != DATM_MODEL_API_VERSION) {
+        add_error(c, where, "model.variant: '%s' was built for plugin API %d, the engine has %d",
+                  v->text, s->ops->api_version, DATM_MODEL_API_VERSION);
+        return;
+    }
+    snprintf(s->variant, sizeof s->variant, "%s", v->text);
+    static const datm_param_schema empty[] = {{NULL, 0, NULL, 0, 0, NULL, NULL}};
+    if (datm_config_create_partial(s->ops->schema ? s->ops->schema : empty, "model",
+                                   &s->sec[DATM_SEC_MODEL], err)) {
+        datm_error_prefix(err, "variant %s: ", v->text);
+        c->fatal = 1;
+        return;
+    }
+    fill_section(c, map, s->sec[DATM_SEC_MODEL], "variant");
+    check_required(c, s->sec[DATM_SEC_MODEL], sec_where);
+}
+
+static const char *file_stem(const char *path, char *buf, size_t size)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    snprintf(buf, size, "%s", b);
+    char *dot = strrchr(buf, '.');
+    if (dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0)) *dot = '\0';
+    return buf;
+}
+
+static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalog *cat,
+                    datm_spec *s, datm_error *err)
+{
+    if (root->kind != DATM_Y_MAP) {
+        char where[600];
+        datm_ytree_where(root, where, sizeof where);
+        add_error(c, where, "a spec is a mapping of keys (name:, seed:, data:, model:, train:, ...)");
+        return DATM_OK;
+    }
+    int rc = datm_config_create_partial(datm_section_schema(DATM_SEC_RUN), "", &s->sec[DATM_SEC_RUN],
+                                        err);
+    for (size_t k = 0; !rc && k < DATM_COUNTOF(engine_sections); k++) {
+        datm_section_id id = engine_sections[k];
+        rc = datm_config_create_partial(datm_section_schema(id), datm_section_name(id), &s->sec[id],
+                                        err);
+    }
+    if (rc) return rc;
+
+    const datm_ynode *secnode[DATM_SEC_COUNT_] = {0};
+    char secwhere[DATM_SEC_COUNT_][600];
+    for (int s2 = 0; s2 < DATM_SEC_COUNT_; s2++) snprintf(secwhere[s2], 600, "%s", c->file);
+
+    const datm_param_schema *run = datm_section_schema(DATM_SEC_RUN);
+    for (int i = 0; i < root->n; i++) {
+        const char *key = root->keys[i];
+        const datm_ynode *v = root->kids[i];
+        char where[600];
+        datm_ytree_key_where(root, i, where, sizeof where);
+        int sid = section_by_name(key);
+        if (sid > 0) {
+            if (v->kind == DATM_Y_SCALAR && v->text[0] == '\0' && !v->quoted) continue; /* "train:" */
+            if (v->kind != DATM_Y_MAP) {
+                add_error(c, where, "'%s' is a section: it holds keys, one per indented line", key);
+                continue;
+            }
+            secnode[sid] = v;
+            snprintf(secwhere[sid], sizeof secwhere[sid], "%s", where);
+            continue;
+        }
+        if (datm_schema_find(run, key)) continue;   /* validated below */
+        /* unknown top-level key: suggest a top-level name or a key of a section */
+        const char *cand[64];
+        int n = 0;
+        for (int j = 0; run[j].key && n < 60; j++) cand[n++] = run[j].key;
+        for (int s2 = 1; s2 < DATM_SEC_COUNT_; s2++) cand[n++] = datm_section_name((datm_section_id)s2);
+        const char *near = datm_closest_name(key, cand, n);
+        char hint[200] = "";
+        if (near) snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+        for (size_t k = 0; !near && k < DATM_COUNTOF(engine_sections); k++)
+            if (datm_schema_find(datm_section_schema(engine_sections[k]), key))
+                snprintf(hint, sizeof hint, " (did you mean '%s.%s'? it belongs in the %s: section)",
+                         datm_section_name(engine_sections[k]), key,
+                         datm_section_name(engine_sections[k]));
+        add_error(c, where, "unknown top-level key '%s'%s", key, hint);
+    }
+    /* top-level scalars: fill a temporary map view without the sections */
+    {
+        datm_ynode view = *root;
+        datm_ynode *kids[256];
+        char *keys[256];
+        int kl[256], kc[256], n = 0;
+        for (int i = 0; i < root->n && n < 256; i++)
+            if (datm_schema_find(run, root->keys[i])) {
+                kids[n] = root->kids[i];
+                keys[n] = root->keys[i];
+                kl[n] = root->key_line[i];
+                kc[n] = root->key_col[i];
+                n++;
+            }
+        view.n = n;
+        view.kids = kids;
+        view.keys = keys;
+        view.key_line = kl;
+        view.key_col = kc;
+        fill_section(c, &view, s->sec[DATM_SEC_RUN], NULL);
+    }
+    for (size_t k = 0; k < DATM_COUNTOF(engine_sections); k++) {
+        datm_section_id id = engine_sections[k];
+        if (secnode[id]) fill_section(c, secnode[id], s->sec[id], NULL);
+        check_required(c, s->sec[id], secwhere[id]);
+    }
+    validate_model(c, secnode[DATM_SEC_MODEL], secwhere[DATM_SEC_MODEL], cat, s, err);
+    if (c->fatal) return err->code ? err->code : DATM_E_NOMEM;
+    if (c->n_errors) return DATM_OK;
+
+    /* derived defaults: name from the file, output.dir from the name */
+    char stem[256];
+    if (!datm_config_str(s->sec[DATM_SEC_RUN], "name")[0]) {
+        file_stem(c->file, stem, sizeof stem);
+        char q[300];
+        snprintf(q, sizeof q, "\"%s\"", stem);
+        if (datm_config_set(s->sec[DATM_SEC_RUN], "name", q, err)) return err->code;
+    }
+    if (!datm_config_str(s->sec[DATM_SEC_OUTPUT], "dir")[0]) {
+        char d[600];
+        snprintf(d, sizeof d, "\"results/%s\"", datm_config_str(s->sec[DATM_SEC_RUN], "name"));
+        if (datm_config_set(s->sec[DATM_SEC_OUTPUT], "dir", d, err)) return err->code;
+    }
+    return DATM_OK;
+}
+
+/* ---- resolved YAML ---- */
+
+typedef struct sbuf {
+    char  *p;
+    size_t n, cap;
+    int    oom;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(b->p ? b->p + b->n : NULL, b->p ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (k < 0) { b->oom = 1; return; }
+        if (b->p && b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
+        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)k;
+        char *q = realloc(b->p, cap);
+        if (!q) { b->oom = 1; return; }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static void emit_section(sbuf *b, const datm_config *cfg, int indent, int comments)
+{
+    const datm_param_schema *sch = datm_config_schema(cfg);
+    for (int i = 0; sch[i].key; i++) {
+        char val[8192];
+        datm_config_format(cfg, sch[i].key, val, sizeof val);
+        sb_printf(b, "%*s%s: %s%s\n", indent, "", sch[i].key, val,
+                  comments && datm_config_is_default(cfg, sch[i].key) ? "  # default" : "");
+    }
+}
+
+char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
+{
+    sbuf b = {0};
+    emit_section(&b, s->sec[DATM_SEC_RUN], 0, with_comments);
+    for (int id = 1; id < DATM_SEC_COUNT_; id++) {
+        sb_printf(&b, "%s:\n", datm_section_name((datm_section_id)id));
+        if (id == DATM_SEC_MODEL) sb_printf(&b, "  variant: %s\n", s->variant);
+        emit_section(&b, s->sec[id], 2, with_comments);
+    }
+    if (b.oom || !b.p) {
+        free(b.p);
+        datm_error_set(err, DATM_E_NOMEM, "out of memory writing the resolved spec");
+        return NULL;
+    }
+    char *out = datm_strdup(b.p, err);
+    free(b.p);
+    return out;
+}
+
+const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id)
+{
+    DATM_ASSERT(id >= 0 && id < DATM_SEC_COUNT_ && s->sec[id]);
+    return s->sec[id];
+}
+
+int datm_spec_defaults_applied(const datm_spec *s, char *buf, size_t size)
+{
+    size_t o = 0;
+    int count = 0;
+    if (size) buf[0] = '\0';
+    for (int id = 0; id < DATM_SEC_COUNT_; id++) {
+        const datm_config *cfg = s->sec[id];
+        if (!cfg) continue;
+        const datm_param_schema *sch = datm_config_schema(cfg);
+        for (int i = 0; sch[i].key; i++) {
+            if (!datm_config_is_default(cfg, sch[i].key)) continue;
+            count++;
+            if (o < size)
+                o += (size_t)snprintf(buf + o, size - o, "%s%s%s\n",
+                                      datm_section_name((datm_section_id)id), id ? "." : "",
+                                      sch[i].key);
+        }
+    }
+    return count;
+}
+
+void datm_spec_free(datm_spec *s)
+{
+    if (!s) return;
+    for (int i = 0; i < DATM_SEC_COUNT_; i++) datm_config_destroy(&s->sec[i]);
+    for (int i = 0; i < s->n_overrides; i++) datm_free(s->overrides[i]);
+    datm_free(s->resolved);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- loading ---- */
+
+int datm_spec_load_text(const char *text, const char *name, const char *const *overrides,
+                        int n_overrides, const datm_model_catalog *cat, datm_spec *out,
+                        datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->path, sizeof out->path, "%s", name);
+    if (n_overrides > DATM_MAX_OVERRIDES)
+        return datm_error_set(err, DATM_E_INVALID, "at most %d overrides", DATM_MAX_OVERRIDES);
+    load_ctx c = {0};
+    c.file = name;
+    datm_ynode *root = NULL;
+    int rc = datm_ytree_parse(text, strlen(text), name, &root, err);
+    if (rc) return rc;
+    for (int i = 0; i < n_overrides && !rc; i++) {
+        size_t n = strlen(overrides[i]) + 16;
+        c.srcs[i] = datm_alloc(n, err);
+        out->overrides[i] = datm_strdup(overrides[i], err);
+        if (!c.srcs[i] || !out->overrides[i]) { rc = DATM_E_NOMEM; break; }
+        out->n_overrides = i + 1;
+        snprintf(c.srcs[i], n, "override '%s'", overrides[i]);
+        if (root->kind == DATM_Y_MAP) rc = apply_override(&c, root, overrides[i], c.srcs[i], err);
+    }
+    if (!rc) rc = validate(&c, root, cat, out, err);
+    if (!rc && c.n_errors) {
+        if (c.n_errors > MAX_ERRORS) {
+            size_t o = strlen(c.msg);
+            snprintf(c.msg + o, sizeof c.msg - o, "\n(%d more errors)", c.n_errors - MAX_ERRORS);
+        }
+        rc = datm_error_set(err, DATM_E_INVALID, "%s", c.msg);
+    }
+    if (!rc) {
+        out->resolved = datm_spec_to_yaml(out, 0, err);
+        if (!out->resolved) rc = err->code;
+        else datm_sha256_text(out->resolved, out->hash);
+    }
+    datm_ytree_free(&root);
+    for (int i = 0; i < n_overrides; i++) datm_free(c.srcs[i]);
+    if (rc) datm_spec_free(out);
+    return rc;
+}
+
+int datm_spec_load(const char *path, const char *const *overrides, int n_overrides,
+                   const datm_model_catalog *cat, datm_spec *out, datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f) return datm_error_set(err, DATM_E_IO, "%s: cannot open spec file", path);
+    char *text = datm_alloc(MAX_SPEC_BYTES + 1, err);
+    if (!text) { fclose(f); return DATM_E_NOMEM; }
+    size_t n = fread(text, 1, MAX_SPEC_BYTES + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) { datm_free(text); return datm_error_set(err, DATM_E_IO, "%s: read error", path); }
+    if (n > MAX_SPEC_BYTES) {
+        datm_free(text);
+        return datm_error_set(err, DATM_E_FORMAT, "%s: larger than %d bytes; not a spec", path,
+                              MAX_SPEC_BYTES);
+    }
+    text[n] = '\0';
+    if (strlen(text) != n) {
+        datm_free(text);
+        return datm_error_set(err, DATM_E_FORMAT, "%s: contains a NUL byte; not a YAML text", path);
+    }
+    int rc = datm_spec_load_text(text, path, overrides, n_overrides, cat, out, err);
+    datm_free(text);
+    return rc;
+}

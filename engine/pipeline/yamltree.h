@@ -1,0 +1,41 @@
+/* engine/pipeline/yamltree.h (internal): a YAML document as a small tree that remembers
+ * where every key and value came from (file:line:column, or the command-line override), so
+ * that validation messages can point at the text the user wrote. Built with libyaml. */
+#ifndef DATM_YAMLTREE_H
+#define DATM_YAMLTREE_H
+
+#include "core/core.h"
+
+typedef enum { DATM_Y_SCALAR = 0, DATM_Y_MAP, DATM_Y_SEQ } datm_ykind;
+
+typedef struct datm_ynode {
+    datm_ykind kind;
+    char  *text;                 /* SCALAR: the value as written (quotes removed) */
+    int    quoted;               /* SCALAR: written in quotes */
+    int    line, col;            /* 1-based position; 0 for overrides */
+    const char *src;             /* file name or "override 'k=v'" (owned by the tree root) */
+    int    n;                    /* MAP: pairs; SEQ: items */
+    char **keys;                 /* MAP: (n) */
+    int   *key_line, *key_col;   /* MAP: (n) positions of the keys */
+    struct datm_ynode **kids;    /* (n) */
+} datm_ynode;
+
+/* Parses a YAML document; errors name file:line:col (syntax, duplicate key, non-scalar key,
+ * more than one document). An empty document gives an empty MAP. */
+int  datm_ytree_parse(const char *text, size_t len, const char *src, datm_ynode **out,
+                      datm_error *err);
+/* Parses the value of an override: a YAML flow scalar or sequence ("0.5", "[1, 2]", "abc"). */
+int  datm_ytree_parse_value(const char *text, const char *src, datm_ynode **out, datm_error *err);
+void datm_ytree_free(datm_ynode **n);
+
+datm_ynode *datm_ytree_get(const datm_ynode *map, const char *key, int *index);
+/* Sets map[key] = val (takes ownership), replacing an existing value. */
+int  datm_ytree_set(datm_ynode *map, const char *key, datm_ynode *val, datm_error *err);
+datm_ynode *datm_ytree_new_map(const char *src, int line, int col, datm_error *err);
+/* Flow text of a node ("[1, 2]" for a sequence of scalars); NULL for nested collections. */
+char *datm_ytree_flow_text(const datm_ynode *n, datm_error *err);
+/* "file:line:col" (or the override) of a node / of key i of a map. */
+void datm_ytree_where(const datm_ynode *n, char *buf, size_t size);
+void datm_ytree_key_where(const datm_ynode *map, int i, char *buf, size_t size);
+
+#endif
