@@ -1,0 +1,63 @@
+/* engine/nn/adam.c: Adam with bias correction (Kingma & Ba 2015, Algorithm 1) over a flat
+ * parameter block; optional element-wise gradient clipping (some reference WHAI codes clip;
+ * reference-notes 2.3). */
+#include <math.h>
+#include <string.h>
+
+#include "nn/nn.h"
+
+int datm_adam_init(datm_adam *a, int64_t size, double lr, double beta1, double beta2,
+                   double eps, datm_error *err)
+{
+    memset(a, 0, sizeof *a);
+    if (!(lr > 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(eps > 0))
+        return datm_error_set(err, DATM_E_INVALID,
+                              "adam: bad hyper-parameters lr=%.9g beta1=%.9g beta2=%.9g eps=%.9g",
+                              lr, beta1, beta2, eps);
+    a->lr = lr;
+    a->beta1 = beta1;
+    a->beta2 = beta2;
+    a->eps = eps;
+    a->size = size;
+    a->m = datm_alloc_array((size_t)size, sizeof(float), err);
+    a->v = datm_alloc_array((size_t)size, sizeof(float), err);
+    if (!a->m || !a->v) {
+        datm_adam_free(a);
+        return err ? err->code : DATM_E_NOMEM;
+    }
+    return DATM_OK;
+}
+
+void datm_adam_free(datm_adam *a)
+{
+    if (!a) return;
+    datm_free(a->m);
+    datm_free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
+{
+    a->t++;
+    const float b1 = (float)a->beta1, b2 = (float)a->beta2;
+    /* Fold both bias corrections into one step size and the epsilon (exact algebra). */
+    const double c1 = 1.0 - pow(a->beta1, (double)a->t);
+    const double c2 = 1.0 - pow(a->beta2, (double)a->t);
+    const float step = (float)(a->lr * sqrt(c2) / c1);
+    const float eps = (float)(a->eps * sqrt(c2));
+    const float clip = (float)a->clip;
+    float *m = a->m, *v = a->v;
+    int64_t bad = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad) if (a->size > 65536)
+    for (int64_t i = 0; i < a->size; i++) {
+        float gi = g[i];
+        if (!isfinite(gi)) { bad++; continue; }
+        if (clip > 0) gi = gi > clip ? clip : (gi < -clip ? -clip : gi);
+        float mi = b1 * m[i] + (1.0f - b1) * gi;
+        float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        x[i] -= step * mi / (sqrtf(vi) + eps);
+    }
+    return bad;
+}

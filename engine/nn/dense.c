@@ -1,0 +1,92 @@
+/* engine/nn/dense.c: dense and sparse-input layers, softplus; f32 and f64 instances of
+ * nn_dense_impl.h. The sparse products in f32 go through engine/math (OpenMP, deterministic);
+ * the f64 ones are plain loops (they serve gradient checks). */
+#include <math.h>
+#include <string.h>
+
+#include "math/math.h"
+#include "nn/nn.h"
+
+#define R float
+#define FN(name) name##_f32
+#define GEMM datm_sgemm
+#define EXP expf
+#define LOG1P log1pf
+#include "nn/nn_dense_impl.h"
+#undef R
+#undef FN
+#undef GEMM
+#undef EXP
+#undef LOG1P
+
+#define R double
+#define FN(name) name##_f64
+#define GEMM datm_dgemm
+#define EXP exp
+#define LOG1P log1p
+#include "nn/nn_dense_impl.h"
+#undef R
+#undef FN
+#undef GEMM
+#undef EXP
+#undef LOG1P
+
+static void add_bias_f32(int64_t B, int64_t n_out, const float *b, float *Y)
+{
+    if (!b) return;
+    for (int64_t i = 0; i < B; i++)
+        for (int64_t j = 0; j < n_out; j++) Y[i * n_out + j] += b[j];
+}
+
+void datm_sparse_dense_forward_f32(const datm_csr *X, const float *xval, int64_t n_out,
+                                   const float *W, const float *b, float *Y)
+{
+    datm_csr Xv = *X;
+    Xv.val = (float *)xval;
+    datm_csr_mm(&Xv, W, n_out, Y);
+    add_bias_f32(X->n_rows, n_out, b, Y);
+}
+
+void datm_sparse_dense_backward_f32(const datm_csr *X, const float *xval, int64_t n_out,
+                                    const float *dY, float *dW, float *db)
+{
+    datm_csr Xv = *X;
+    Xv.val = (float *)xval;
+    if (dW) datm_csr_tmm(&Xv, dY, n_out, dW);
+    if (db) {
+        for (int64_t j = 0; j < n_out; j++) db[j] = 0;
+        for (int64_t i = 0; i < X->n_rows; i++)
+            for (int64_t j = 0; j < n_out; j++) db[j] += dY[i * n_out + j];
+    }
+}
+
+void datm_sparse_dense_forward_f64(const datm_csr *X, const double *xval, int64_t n_out,
+                                   const double *W, const double *b, double *Y)
+{
+    for (int64_t i = 0; i < X->n_rows; i++) {
+        double *y = Y + i * n_out;
+        for (int64_t j = 0; j < n_out; j++) y[j] = b ? b[j] : 0.0;
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            const double *w = W + (int64_t)X->col[p] * n_out;
+            for (int64_t j = 0; j < n_out; j++) y[j] += xval[p] * w[j];
+        }
+    }
+}
+
+void datm_sparse_dense_backward_f64(const datm_csr *X, const double *xval, int64_t n_out,
+                                    const double *dY, double *dW, double *db)
+{
+    if (dW) {
+        memset(dW, 0, (size_t)(X->n_cols * n_out) * sizeof(double));
+        for (int64_t i = 0; i < X->n_rows; i++)
+            for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+                double *w = dW + (int64_t)X->col[p] * n_out;
+                for (int64_t j = 0; j < n_out; j++) w[j] += xval[p] * dY[i * n_out + j];
+            }
+    }
+    if (db) {
+        for (int64_t j = 0; j < n_out; j++) db[j] = 0;
+        for (int64_t i = 0; i < X->n_rows; i++)
+            for (int64_t j = 0; j < n_out; j++) db[j] += dY[i * n_out + j];
+    }
+}
