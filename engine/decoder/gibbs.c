@@ -160,7 +160,7 @@ static void downward(const datm_gbn *g, double *const *th, int32_t *const *mn, c
                 for (int64_t j = 0; j < Ku; j++) shape += prow[j] * th[t + 1][j];
             }
             double a = shape + (double)mn[t][k];
-            double x = a > 0 ? datm_rng_gamma(rng, a) / rate : 0.0;
+            double x = a > 0 && a < INFINITY ? datm_rng_gamma(rng, a) / rate : 0.0;
             th[t][k] = isfinite(x) ? x : 0.0;
         }
     }
@@ -231,10 +231,10 @@ int datm_gbn_gibbs_globals(datm_gbn *g, datm_gbn_stats *s, uint64_t seed, int64_
     int64_t maxR = 1;
     for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
     const int T = omp_get_max_threads();
-    double *buf = datm_alloc_array((size_t)(T * maxR), sizeof(double), err);
+    double *buf = datm_alloc_array((size_t)(T * 2 * maxR), sizeof(double), err);
     if (!buf) return err->code;
 
-    /* Phi(l)_k ~ Dir(eta + A(l)_.k), as normalised gamma draws */
+    /* Phi(l)_k ~ Dir(eta + A(l)_.k) (log-space draws in engine/rand: no underflow) */
     for (int l = 1; l <= g->L; l++) {
         const int64_t R = g->K[l - 1], C = g->K[l];
         const double *A = s->A[l];
@@ -242,23 +242,15 @@ int datm_gbn_gibbs_globals(datm_gbn *g, datm_gbn_stats *s, uint64_t seed, int64_
         const double eta = g->eta[l];
 #pragma omp parallel for num_threads(T) schedule(dynamic, 4)
         for (int64_t k = 0; k < C; k++) {
-            double *col = buf + (int64_t)omp_get_thread_num() * maxR;
+            double *alpha = buf + (int64_t)omp_get_thread_num() * 2 * maxR, *col = alpha + maxR;
             datm_rng rng;
             datm_rng_init2(&rng, seed, DATM_STREAM_BATCH, (uint64_t)iteration * 64 + (uint64_t)l,
                            (uint64_t)k);
-            double sum = 0.0;
-            for (int64_t v = 0; v < R; v++) {
-                col[v] = datm_rng_gamma(&rng, eta + A[v * C + k] * inv);
-                sum += col[v];
-            }
-            if (!(sum > 0) || !isfinite(sum)) {
-                /* every draw underflowed: fall back to the conditional mean */
-                sum = 0.0;
-                for (int64_t v = 0; v < R; v++) sum += (col[v] = eta + A[v * C + k] * inv);
-            }
+            for (int64_t v = 0; v < R; v++) alpha[v] = eta + A[v * C + k] * inv;
+            datm_rng_dirichlet(&rng, alpha, (int)R, col);
             double s2 = 0.0;
             for (int64_t v = 0; v < R; v++) {
-                double x = col[v] / sum;
+                double x = col[v];
                 col[v] = x > g->o.phi_floor ? x : g->o.phi_floor;
                 s2 += col[v];
             }
