@@ -135,17 +135,17 @@ int main(void)
     /* readers */
     datm_h5 *h = NULL;
     CHECK(datm_result_open(run, 0, &h, &err) == 0);
-    datm_metrics m;
+    datm_result_metrics m;
     double v = 0;
-    CHECK(datm_metrics_read(h, &m, &err) == 0 && m.n == 4);   /* + diversity_1, diversity_2 */
-    CHECK(datm_metrics_get(&m, "diversity_2", &v) == 0 && v > 0 && v <= 1);
-    CHECK(datm_metrics_get(&m, "perplexity", &v) == 0 && v == 812.5);
-    CHECK(datm_metrics_get(&m, "nope", &v) == -1);
-    datm_metrics_free(&m);
-    datm_curves c;
-    CHECK(datm_curves_read(h, &c, &err) == 0 && c.n_rows == 12 && c.n_cols == 8);
-    CHECK(datm_curves_col(&c, "step_2") && datm_curves_col(&c, "step_2")[1] == 1e-3 * 2 / 2);
-    datm_curves_free(&c);
+    CHECK(datm_result_metrics_read(h, &m, &err) == 0 && m.n == 4);   /* + diversity_1, diversity_2 */
+    CHECK(datm_result_metrics_get(&m, "diversity_2", &v) == 0 && v > 0 && v <= 1);
+    CHECK(datm_result_metrics_get(&m, "perplexity", &v) == 0 && v == 812.5);
+    CHECK(datm_result_metrics_get(&m, "nope", &v) == -1);
+    datm_result_metrics_free(&m);
+    datm_result_curves c;
+    CHECK(datm_result_curves_read(h, &c, &err) == 0 && c.n_rows == 12 && c.n_cols == 8);
+    CHECK(datm_result_curves_col(&c, "step_2") && datm_result_curves_col(&c, "step_2")[1] == 1e-3 * 2 / 2);
+    datm_result_curves_free(&c);
     datm_topic_set ts, ts2;
     CHECK(datm_topics_read(h, &ts, &err) == 0 && ts.n_layers == 2 && ts.n_vocab == 36);
     CHECK(datm_topics_compute(h, NULL, &ts2, &err) == 0);

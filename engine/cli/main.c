@@ -7,14 +7,26 @@
 #include "core/core.h"
 
 /* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
+int datm_cmd_run(int argc, char **argv);
+int datm_cmd_resume(int argc, char **argv);
 int datm_cmd_check(int argc, char **argv);
 int datm_cmd_models(int argc, char **argv);
 int datm_cmd_describe(int argc, char **argv);
+int datm_cmd_compare(int argc, char **argv);
+int datm_cmd_check_metrics(int argc, char **argv);
+int datm_cmd_topics(int argc, char **argv);
+int datm_cmd_figures(int argc, char **argv);
 
 static const datm_cli_command commands[] = {
+    {"run", "run a spec: train, evaluate, write result.h5, figures, report", datm_cmd_run},
+    {"resume", "continue an interrupted run from its last checkpoint", datm_cmd_resume},
     {"check", "validate a spec and print it resolved with its hash", datm_cmd_check},
     {"models", "list the registered model variants", datm_cmd_models},
     {"describe", "keys, types, defaults and bounds of a variant or spec section", datm_cmd_describe},
+    {"compare", "changed parameters and metrics of runs, deltas against the first", datm_cmd_compare},
+    {"check-metrics", "check a run's metrics against a baseline (exit 0/1/77)", datm_cmd_check_metrics},
+    {"topics", "projected topics per layer, NPMI, diversity and the layer tree", datm_cmd_topics},
+    {"figures", "make a run's figures (gnuplot .dat/.gp/.png/.svg)", datm_cmd_figures},
     {NULL, NULL, NULL} /* end */
 };
 

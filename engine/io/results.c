@@ -36,7 +36,7 @@ int datm_result_open(const char *run, int writable, datm_h5 **out, datm_error *e
 
 /* ---- metrics ---- */
 
-void datm_metrics_free(datm_metrics *m)
+void datm_result_metrics_free(datm_result_metrics *m)
 {
     if (!m) return;
     datm_h5_strings_free(m->names, m->n);
@@ -44,7 +44,7 @@ void datm_metrics_free(datm_metrics *m)
     memset(m, 0, sizeof *m);
 }
 
-int datm_metrics_read(datm_h5 *f, datm_metrics *out, datm_error *err)
+int datm_result_metrics_read(datm_h5 *f, datm_result_metrics *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
     if (datm_h5_is_group(f, DATM_GRP_METRICS) != 1) return DATM_OK;
@@ -73,11 +73,11 @@ int datm_metrics_read(datm_h5 *f, datm_metrics *out, datm_error *err)
     }
     datm_h5_strings_free(names, n);
     datm_h5_close(&g);
-    if (rc) datm_metrics_free(out);
+    if (rc) datm_result_metrics_free(out);
     return rc;
 }
 
-int datm_metrics_get(const datm_metrics *m, const char *name, double *v)
+int datm_result_metrics_get(const datm_result_metrics *m, const char *name, double *v)
 {
     for (int64_t i = 0; i < m->n; i++)
         if (!strcmp(m->names[i], name)) { *v = m->values[i]; return 0; }
@@ -86,7 +86,7 @@ int datm_metrics_get(const datm_metrics *m, const char *name, double *v)
 
 /* ---- curves ---- */
 
-void datm_curves_free(datm_curves *c)
+void datm_result_curves_free(datm_result_curves *c)
 {
     if (!c) return;
     for (int i = 0; i < c->n_cols; i++) datm_free(c->cols ? c->cols[i] : NULL);
@@ -95,7 +95,7 @@ void datm_curves_free(datm_curves *c)
     memset(c, 0, sizeof *c);
 }
 
-int datm_curves_read(datm_h5 *f, datm_curves *out, datm_error *err)
+int datm_result_curves_read(datm_h5 *f, datm_result_curves *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
     if (datm_h5_is_group(f, DATM_GRP_CURVES) != 1) return DATM_OK;
@@ -131,11 +131,11 @@ int datm_curves_read(datm_h5 *f, datm_curves *out, datm_error *err)
     if (out->n_rows < 0) out->n_rows = 0;
     datm_h5_strings_free(names, n);
     datm_h5_close(&g);
-    if (rc) datm_curves_free(out);
+    if (rc) datm_result_curves_free(out);
     return rc;
 }
 
-const double *datm_curves_col(const datm_curves *c, const char *name)
+const double *datm_result_curves_col(const datm_result_curves *c, const char *name)
 {
     for (int i = 0; i < c->n_cols; i++)
         if (!strcmp(c->names[i], name)) return c->cols[i];

@@ -19,26 +19,26 @@ int datm_result_path(const char *run, char *path, size_t size, datm_error *err);
 int datm_result_open(const char *run, int writable, datm_h5 **out, datm_error *err);
 
 /* /metrics: every scalar dataset, in name order. */
-typedef struct datm_metrics {
+typedef struct datm_result_metrics {
     int64_t n;
     char  **names;    /* (n) */
     double *values;   /* (n) */
-} datm_metrics;
-int  datm_metrics_read(datm_h5 *f, datm_metrics *out, datm_error *err);   /* empty if absent */
+} datm_result_metrics;
+int  datm_result_metrics_read(datm_h5 *f, datm_result_metrics *out, datm_error *err);   /* empty if absent */
 /* Value of a metric; returns 0 and sets *v, or -1 when absent. */
-int  datm_metrics_get(const datm_metrics *m, const char *name, double *v);
-void datm_metrics_free(datm_metrics *m);
+int  datm_result_metrics_get(const datm_result_metrics *m, const char *name, double *v);
+void datm_result_metrics_free(datm_result_metrics *m);
 
 /* /curves: 1-D datasets of equal length, one column each, in name order. */
-typedef struct datm_curves {
+typedef struct datm_result_curves {
     int64_t  n_rows;
     int      n_cols;
     char   **names;   /* (n_cols) */
     double **cols;    /* (n_cols) x (n_rows) */
-} datm_curves;
-int  datm_curves_read(datm_h5 *f, datm_curves *out, datm_error *err);     /* empty if absent */
-const double *datm_curves_col(const datm_curves *c, const char *name);   /* NULL if absent */
-void datm_curves_free(datm_curves *c);
+} datm_result_curves;
+int  datm_result_curves_read(datm_h5 *f, datm_result_curves *out, datm_error *err);     /* empty if absent */
+const double *datm_result_curves_col(const datm_result_curves *c, const char *name);   /* NULL if absent */
+void datm_result_curves_free(datm_result_curves *c);
 
 /* The vocabulary: /data/vocab, else vocab.txt in the directory named by the /data `dir`
  * attribute. *vocab NULL (and DATM_OK) when neither exists. */

@@ -12,24 +12,24 @@
 #include "io/results_layout.h"
 
 /* x and every y column named in ys[] (NULL-terminated) or matching fmt (per layer). */
-static int curve_fig(const char *dir, const char *name, const datm_curves *c, const char *xcol,
+static int curve_fig(const char *dir, const char *name, const datm_result_curves *c, const char *xcol,
                      const char *xlabel, const char *const *ys, const char *fmt,
                      const char *title, const char *ylabel, int logy, int *made,
                      datm_error *err)
 {
-    const double *x = datm_curves_col(c, xcol);
+    const double *x = datm_result_curves_col(c, xcol);
     if (!x || c->n_rows == 0) return DATM_OK;
     datm_series s[DATM_TOPICS_MAX_LAYERS + 4];
     char labels[DATM_TOPICS_MAX_LAYERS][32];
     int n = 0;
     for (int i = 0; ys && ys[i]; i++) {
-        const double *y = datm_curves_col(c, ys[i]);
+        const double *y = datm_result_curves_col(c, ys[i]);
         if (y) s[n++] = (datm_series){ys[i], x, y, c->n_rows};
     }
     for (int l = 1; fmt && l <= DATM_TOPICS_MAX_LAYERS; l++) {
         char col[32];
         snprintf(col, sizeof col, fmt, l);
-        const double *y = datm_curves_col(c, col);
+        const double *y = datm_result_curves_col(c, col);
         if (!y) continue;
         snprintf(labels[l - 1], sizeof labels[l - 1], "layer %d", l);
         s[n++] = (datm_series){labels[l - 1], x, y, c->n_rows};
@@ -58,8 +58,8 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
     snprintf(tmp, sizeof tmp, "%s", result_path);
     snprintf(run, sizeof run, "%s", basename(dirname(tmp)));
 
-    datm_curves c;
-    rc = datm_curves_read(f, &c, err);
+    datm_result_curves c;
+    rc = datm_result_curves_read(f, &c, err);
     if (!rc) {
         char t[400];
         static const char *const ppl[] = {DATM_CURVE_PERPLEXITY, NULL};
@@ -84,7 +84,7 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
             rc = curve_fig(out_dir, "step_size", &c, DATM_CURVE_ITERATION,
                            "iteration (mini-batches)", NULL, DATM_CURVE_STEP_FMT, t, "eps / M_k",
                            1, &made, err);
-        datm_curves_free(&c);
+        datm_result_curves_free(&c);
     }
 
     /* image grids of the projected topics for pixel vocabularies */

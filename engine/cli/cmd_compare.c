@@ -1,0 +1,426 @@
+/* engine/cli/cmd_compare.c: `datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]`
+ * (ECOSYSTEM.md row 15): the spec parameters that differ between runs and every final
+ * metric, with deltas against the first run; --plot draws all runs' curves in one figure. */
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/figures.h"
+#include "io/results.h"
+#include "io/results_layout.h"
+#include "io/yaml_flat.h"
+
+int datm_cmd_compare(int argc, char **argv);
+
+typedef struct run_info {
+    const char  *arg;          /* as given */
+    char         label[256];
+    char         status[64];
+    datm_flat    params;
+    datm_result_metrics metrics;
+    datm_result_curves  curves;
+} run_info;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]\n\n"
+        "Compares runs (run directories or result.h5 files): the spec parameters that differ\n"
+        "(all of them with --all) and every metric under /metrics, with the delta of each run\n"
+        "against the first one.\n\n"
+        "  --format md|csv|json  output format (default md); csv has one row per run\n"
+        "  --all                 list every parameter, not only the changed ones\n"
+        "  --plot OUT            also draw the curves of all runs in one figure each:\n"
+        "                        OUT.png (perplexity vs iteration), OUT_time.png (vs wall\n"
+        "                        time), OUT_loss.png (training loss), each with .dat/.gp/.svg\n");
+}
+
+/* Loads the resolved spec: the `spec` attribute, else RUN/spec.resolved.yaml. */
+static int load_params(datm_h5 *f, const char *result_path, datm_flat *out, datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    char *spec = NULL;
+    if (datm_h5_attr_exists(f, DATM_ATTR_SPEC) &&
+        datm_h5_attr_get_str_alloc(f, DATM_ATTR_SPEC, &spec, err) == DATM_OK) {
+        char src[1100];
+        snprintf(src, sizeof src, "%s@spec", result_path);
+        int rc = datm_yaml_flatten(spec, src, out, err);
+        datm_free(spec);
+        return rc;
+    }
+    char tmp[1024], path[1200];
+    snprintf(tmp, sizeof tmp, "%s", result_path);
+    snprintf(path, sizeof path, "%s/%s", dirname(tmp), DATM_RESULT_SPEC_FILE);
+    FILE *fp = fopen(path, "r");
+    if (!fp) return DATM_OK;   /* no parameters known: empty */
+    fclose(fp);
+    return datm_yaml_flatten_file(path, out, err);
+}
+
+static int load_run(run_info *r, const char *arg, int want_curves, datm_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->arg = arg;
+    char path[1024];
+    int rc = datm_result_path(arg, path, sizeof path, err);
+    if (rc) return rc;
+    datm_h5 *f = NULL;
+    rc = datm_h5_open(path, 0, &f, err);
+    if (rc) return rc;
+    snprintf(r->status, sizeof r->status, "UNKNOWN");
+    if (datm_h5_attr_exists(f, DATM_ATTR_STATUS))
+        datm_h5_attr_get_str(f, DATM_ATTR_STATUS, r->status, sizeof r->status, err);
+    rc = load_params(f, path, &r->params, err);
+    if (!rc) rc = datm_result_metrics_read(f, &r->metrics, err);
+    if (!rc && want_curves) rc = datm_result_curves_read(f, &r->curves, err);
+    datm_h5_close(&f);
+    /* label: the run directory's name (or the file's, for a bare result file) */
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    char *base = basename(tmp);
+    if (!strcmp(base, DATM_RESULT_FILE) || !strcmp(base, DATM_RESULT_FILE ".part")) {
+        snprintf(tmp, sizeof tmp, "%s", path);
+        snprintf(r->label, sizeof r->label, "%s", basename(dirname(tmp)));
+    } else {
+        snprintf(r->label, sizeof r->label, "%s", base);
+    }
+    return rc;
+}
+
+static void free_run(run_info *r)
+{
+    datm_flat_free(&r->params);
+    datm_result_metrics_free(&r->metrics);
+    datm_result_curves_free(&r->curves);
+}
+
+/* a list of unique strings in first-seen order */
+typedef struct strlist { char **s; int n, cap; } strlist;
+static void sl_add(strlist *l, const char *s)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->s[i], s)) return;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 32;
+        l->s = realloc(l->s, (size_t)l->cap * sizeof *l->s);
+        if (!l->s) { fprintf(stderr, "datm compare: out of memory\n"); exit(DATM_EXIT_FAIL); }
+    }
+    l->s[l->n++] = strdup(s);
+}
+static void sl_free(strlist *l)
+{
+    for (int i = 0; i < l->n; i++) free(l->s[i]);
+    free(l->s);
+}
+
+static int metric_of(const run_info *r, const char *name, double *v)
+{
+    return datm_result_metrics_get(&r->metrics, name, v) == 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.17g", v);
+    else fputs("null", f);
+}
+
+/* csv field: quoted when it holds a comma, quote or newline */
+static void csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* markdown cell: '|' escaped */
+static void md_str(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+static void print_md(run_info *runs, int n, const strlist *keys, const strlist *mets, int all)
+{
+    printf("## Parameters (%s)\n\n", all ? "all" : "changed");
+    if (!keys->n) {
+        printf("%s\n\n", n > 1 ? "No parameter differs between the runs." : "No parameters.");
+    } else {
+        printf("| parameter |");
+        for (int r = 0; r < n; r++) { printf(" "); md_str(stdout, runs[r].label); printf(" |"); }
+        printf("\n|---|");
+        for (int r = 0; r < n; r++) printf("---|");
+        printf("\n");
+        for (int k = 0; k < keys->n; k++) {
+            printf("| ");
+            md_str(stdout, keys->s[k]);
+            printf(" |");
+            for (int r = 0; r < n; r++) {
+                const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+                printf(" ");
+                md_str(stdout, v ? v : "-");
+                printf(" |");
+            }
+            printf("\n");
+        }
+        printf("\n");
+    }
+    printf("## Metrics (delta against %s)\n\n", runs[0].label);
+    printf("| metric |");
+    for (int r = 0; r < n; r++) { printf(" "); md_str(stdout, runs[r].label); printf(" |"); }
+    printf("\n|---|");
+    for (int r = 0; r < n; r++) printf("---:|");
+    printf("\n| status |");
+    for (int r = 0; r < n; r++) printf(" %s |", runs[r].status);
+    printf("\n");
+    for (int m = 0; m < mets->n; m++) {
+        printf("| ");
+        md_str(stdout, mets->s[m]);
+        printf(" |");
+        double base = NAN;
+        int have0 = metric_of(&runs[0], mets->s[m], &base);
+        for (int r = 0; r < n; r++) {
+            double v;
+            if (!metric_of(&runs[r], mets->s[m], &v)) { printf(" - |"); continue; }
+            printf(" %.9g", v);
+            if (r > 0 && have0 && isfinite(v) && isfinite(base)) {
+                double d = v - base;
+                printf(" (%+.9g", d);
+                if (base != 0) printf(", %+.3g%%", 100.0 * d / fabs(base));
+                printf(")");
+            }
+            printf(" |");
+        }
+        printf("\n");
+    }
+}
+
+static void print_csv(run_info *runs, int n, const strlist *keys, const strlist *mets)
+{
+    printf("run,status");
+    for (int k = 0; k < keys->n; k++) { printf(","); csv_str(stdout, keys->s[k]); }
+    for (int m = 0; m < mets->n; m++) { printf(","); csv_str(stdout, mets->s[m]); }
+    for (int m = 0; m < mets->n; m++) { printf(",delta_"); csv_str(stdout, mets->s[m]); }
+    printf("\n");
+    for (int r = 0; r < n; r++) {
+        csv_str(stdout, runs[r].label);
+        printf(",%s", runs[r].status);
+        for (int k = 0; k < keys->n; k++) {
+            const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+            printf(",");
+            if (v) csv_str(stdout, v);
+        }
+        for (int m = 0; m < mets->n; m++) {
+            double v;
+            printf(",");
+            if (metric_of(&runs[r], mets->s[m], &v)) printf("%.17g", v);
+        }
+        for (int m = 0; m < mets->n; m++) {
+            double v, b;
+            printf(",");
+            if (metric_of(&runs[r], mets->s[m], &v) && metric_of(&runs[0], mets->s[m], &b))
+                printf("%.17g", v - b);
+        }
+        printf("\n");
+    }
+}
+
+static void print_json(run_info *runs, int n, const strlist *keys, const strlist *mets)
+{
+    printf("{\n  \"baseline\": ");
+    json_str(stdout, runs[0].label);
+    printf(",\n  \"parameters\": [");
+    for (int k = 0; k < keys->n; k++) { printf(k ? ", " : ""); json_str(stdout, keys->s[k]); }
+    printf("],\n  \"metrics\": [");
+    for (int m = 0; m < mets->n; m++) { printf(m ? ", " : ""); json_str(stdout, mets->s[m]); }
+    printf("],\n  \"runs\": [\n");
+    for (int r = 0; r < n; r++) {
+        printf("    {\"run\": ");
+        json_str(stdout, runs[r].label);
+        printf(", \"path\": ");
+        json_str(stdout, runs[r].arg);
+        printf(", \"status\": ");
+        json_str(stdout, runs[r].status);
+        printf(",\n     \"params\": {");
+        int first = 1;
+        for (int k = 0; k < keys->n; k++) {
+            const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+            if (!v) continue;
+            printf(first ? "" : ", ");
+            first = 0;
+            json_str(stdout, keys->s[k]);
+            printf(": ");
+            json_str(stdout, v);
+        }
+        printf("},\n     \"metrics\": {");
+        first = 1;
+        for (int m = 0; m < mets->n; m++) {
+            double v;
+            if (!metric_of(&runs[r], mets->s[m], &v)) continue;
+            printf(first ? "" : ", ");
+            first = 0;
+            json_str(stdout, mets->s[m]);
+            printf(": ");
+            json_num(stdout, v);
+        }
+        printf("},\n     \"delta\": {");
+        first = 1;
+        for (int m = 0; m < mets->n; m++) {
+            double v, b;
+            if (!metric_of(&runs[r], mets->s[m], &v) || !metric_of(&runs[0], mets->s[m], &b))
+                continue;
+            printf(first ? "" : ", ");
+            first = 0;
+            json_str(stdout, mets->s[m]);
+            printf(": ");
+            json_num(stdout, v - b);
+        }
+        printf("}}%s\n", r + 1 < n ? "," : "");
+    }
+    printf("  ]\n}\n");
+}
+
+/* One figure of curve `ycol` vs `xcol` with one series per run; 1 when written. */
+static int plot_one(run_info *runs, int n, const char *dir, const char *name, const char *xcol,
+                    const char *ycol, const char *xlabel, const char *ylabel, const char *title)
+{
+    datm_series *s = calloc((size_t)n, sizeof *s);
+    int k = 0;
+    for (int r = 0; r < n; r++) {
+        const double *x = datm_result_curves_col(&runs[r].curves, xcol);
+        const double *y = datm_result_curves_col(&runs[r].curves, ycol);
+        if (!x || !y) continue;
+        s[k++] = (datm_series){runs[r].label, x, y, runs[r].curves.n_rows};
+    }
+    int ok = 0;
+    if (k) {
+        datm_fig_opts o = {.title = title, .xlabel = xlabel, .ylabel = ylabel,
+                           .style = DATM_FIG_LINESPOINTS};
+        datm_error err = {0};
+        int rc = datm_figure_lines(dir, name, &o, s, k, NULL, &err);
+        if (rc && rc != DATM_E_INVALID) fprintf(stderr, "datm compare: %s\n", err.msg);
+        ok = rc == DATM_OK;
+        if (ok) fprintf(stderr, "datm compare: wrote %s/%s.{dat,gp,png,svg}\n", dir, name);
+    }
+    free(s);
+    return ok;
+}
+
+int datm_cmd_compare(int argc, char **argv)
+{
+    const char *format = "md", *plot = NULL;
+    int all = 0;
+    const char **args = calloc((size_t)argc + 1, sizeof *args);
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); free(args); return DATM_EXIT_OK; }
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        else if (!strncmp(argv[i], "--format=", 9)) format = argv[i] + 9;
+        else if (!strcmp(argv[i], "--md")) format = "md";
+        else if (!strcmp(argv[i], "--csv")) format = "csv";
+        else if (!strcmp(argv[i], "--json")) format = "json";
+        else if (!strcmp(argv[i], "--all")) all = 1;
+        else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
+        else if (!strncmp(argv[i], "--plot=", 7)) plot = argv[i] + 7;
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "datm compare: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            free(args);
+            return DATM_EXIT_USAGE;
+        } else args[n++] = argv[i];
+    }
+    if (strcmp(format, "md") && strcmp(format, "csv") && strcmp(format, "json")) {
+        fprintf(stderr, "datm compare: --format must be md, csv or json (got '%s')\n", format);
+        free(args);
+        return DATM_EXIT_USAGE;
+    }
+    if (n < 1) {
+        fprintf(stderr, "datm compare: give at least one run\n");
+        usage(stderr);
+        free(args);
+        return DATM_EXIT_USAGE;
+    }
+    run_info *runs = calloc((size_t)n, sizeof *runs);
+    int rc = DATM_EXIT_OK;
+    for (int i = 0; i < n; i++) {
+        datm_error err = {0};
+        if (load_run(&runs[i], args[i], plot != NULL, &err)) {
+            fprintf(stderr, "datm compare: %s\n", err.msg);
+            rc = DATM_EXIT_FAIL;
+        }
+    }
+    if (rc == DATM_EXIT_OK) {
+        /* the same directory name twice (e.g. a/run b/run): label by the path given */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < n; j++)
+                if (i != j && !strcmp(runs[i].label, runs[j].label))
+                    snprintf(runs[i].label, sizeof runs[i].label, "%s", runs[i].arg);
+        strlist keys = {0}, mets = {0}, changed = {0};
+        for (int i = 0; i < n; i++) {
+            for (int64_t k = 0; k < runs[i].params.n; k++) sl_add(&keys, runs[i].params.kv[k].key);
+            for (int64_t m = 0; m < runs[i].metrics.n; m++) sl_add(&mets, runs[i].metrics.names[m]);
+        }
+        for (int k = 0; k < keys.n; k++) {
+            const char *v0 = datm_flat_get(&runs[0].params, keys.s[k]);
+            int differs = 0;
+            for (int i = 1; i < n && !differs; i++) {
+                const char *v = datm_flat_get(&runs[i].params, keys.s[k]);
+                differs = (!v0 != !v) || (v && strcmp(v, v0));
+            }
+            if (differs || all) sl_add(&changed, keys.s[k]);
+        }
+        if (!strcmp(format, "md")) print_md(runs, n, &changed, &mets, all);
+        else if (!strcmp(format, "csv")) print_csv(runs, n, &changed, &mets);
+        else print_json(runs, n, &changed, &mets);
+        if (plot) {
+            char t1[1024], t2[1024], name[512], dir[1024];
+            snprintf(t1, sizeof t1, "%s", plot);
+            snprintf(t2, sizeof t2, "%s", plot);
+            snprintf(dir, sizeof dir, "%s", dirname(t1));
+            const char *stem = basename(t2);
+            int made = 0;
+            snprintf(name, sizeof name, "%s", stem);
+            made += plot_one(runs, n, dir, name, DATM_CURVE_ITERATION, DATM_CURVE_PERPLEXITY,
+                             "iteration (mini-batches)", "perplexity", "held-out perplexity");
+            snprintf(name, sizeof name, "%s_time", stem);
+            made += plot_one(runs, n, dir, name, DATM_CURVE_WALL_S, DATM_CURVE_PERPLEXITY,
+                             "wall time (s)", "perplexity", "held-out perplexity");
+            snprintf(name, sizeof name, "%s_loss", stem);
+            made += plot_one(runs, n, dir, name, DATM_CURVE_ITERATION, DATM_CURVE_LOSS,
+                             "iteration (mini-batches)", "loss", "training loss per document");
+            if (!made) {
+                fprintf(stderr, "datm compare: --plot: no run has curves to draw\n");
+                rc = DATM_EXIT_FAIL;
+            }
+        }
+        sl_free(&keys);
+        sl_free(&mets);
+        sl_free(&changed);
+    }
+    for (int i = 0; i < n; i++) free_run(&runs[i]);
+    free(runs);
+    free(args);
+    return rc;
+}
