@@ -9,6 +9,7 @@
  * - a parallel OpenMP sampling kernel keyed by work item: 1 and 2 threads and a serial
  *   run give bit-identical output. */
 #include "rand/rand.h"
+#include "rand/rand_internal.h"
 #include "test_rand_stat.h"
 
 #include <omp.h>
@@ -45,14 +46,32 @@ static void test_layout(void)
     datm_philox4x32_10(ctr, a.key, out);
     for (int j = 0; j < 4; j++)
         CHECK(datm_rng_u32(&a) == out[j], "stream word %d is not block 0 word %d", j, j);
-    ctr[0] = 1;
-    datm_philox4x32_10(ctr, a.key, out);
-    CHECK(datm_rng_u32(&a) == out[0], "second block not at counter 1");
+    /* ... then blocks 1, 2, ... across refills of DATM_RNG_BLOCKS blocks */
+    for (uint32_t blk = 1; blk < 3 * DATM_RNG_BLOCKS; blk++) {
+        ctr[0] = blk;
+        datm_philox4x32_10(ctr, a.key, out);
+        for (int j = 0; j < 4; j++)
+            CHECK(datm_rng_u32(&a) == out[j], "block %u word %d out of order", blk, j);
+    }
     /* Counter carry from ctr[0] into ctr[1]. */
     datm_rng_init2(&a, 1, DATM_STREAM_TEST, 5, 9);
-    a.ctr[0] = 0xffffffffu;
+    a.ctr[0] = 0xffffffffu - 2;
     datm_rng_refill(&a);
-    CHECK(a.ctr[0] == 0 && a.ctr[1] == 1, "block counter carry");
+    CHECK(a.ctr[0] == DATM_RNG_BLOCKS - 3 && a.ctr[1] == 1, "block counter carry");
+    uint32_t cc[4] = { 0, 1, 9, 0 };
+    datm_philox4x32_10(cc, a.key, out);
+    CHECK(memcmp(a.out + 12, out, sizeof out) == 0, "block after the carry");
+    /* The AVX2 and portable block paths give the same words. */
+    datm_rng_init2(&a, 3, DATM_STREAM_TEST, 1, 2);
+    b = a;
+    uint32_t wa[1000], wb[1000];
+    datm_rand_force_scalar = 1;
+    for (int i = 0; i < 1000; i++)
+        wa[i] = datm_rng_u32(&a);
+    datm_rand_force_scalar = 0;
+    for (int i = 0; i < 1000; i++)
+        wb[i] = datm_rng_u32(&b);
+    CHECK(memcmp(wa, wb, sizeof wa) == 0, "SIMD and portable Philox paths differ");
     /* Determinism and sensitivity to every key field. */
     datm_rng base, v;
     datm_rng_init2(&base, 123, DATM_STREAM_DOC, 4, 5);
@@ -148,13 +167,13 @@ static void test_uniform_extremes(void)
 {
     datm_rng r;
     memset(&r, 0, sizeof r);
-    r.left = 4;
+    r.left = 4 * DATM_RNG_BLOCKS;
     r.out[0] = r.out[1] = 0;
     r.out[2] = r.out[3] = 0xffffffffu;
     double lo = datm_rng_uniform(&r), hi = datm_rng_uniform(&r);
     CHECK(lo == 0x1p-53 && hi == 1.0 - 0x1p-53 && lo > 0.0 && hi < 1.0,
           "uniform extremes %.17g %.17g", lo, hi);
-    r.left = 4;
+    r.left = 4 * DATM_RNG_BLOCKS;
     r.out[0] = 0;
     r.out[1] = 0xffffffffu;
     float flo = datm_rng_uniform_f(&r), fhi = datm_rng_uniform_f(&r);
@@ -177,8 +196,10 @@ static void test_uniform_fill(void)
     static float a[N], b[N];
     /* several start offsets inside a block and lengths around the batch size */
     static const int lens[] = { 0, 1, 3, 4, 5, 31, 32, 33, 64, 100, 999 };
-    for (int off = 0; off < 4; off++)
+    static const int offs[] = { 0, 1, 3, 4, 17, 31, 32, 33 };
+    for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            int off = offs[oi];
             datm_rng r1, r2;
             datm_rng_init(&r1, 77, DATM_STREAM_TEST, (uint64_t)off);
             for (int i = 0; i < off; i++)
@@ -195,7 +216,7 @@ static void test_uniform_fill(void)
     /* fill across the 32-bit block counter boundary */
     datm_rng r1, r2;
     datm_rng_init(&r1, 78, DATM_STREAM_TEST, 0);
-    r1.ctr[0] = 0xfffffffcu;
+    r1.ctr[0] = 0xfffffff0u;
     r2 = r1;
     datm_rng_uniform_fill_f(&r1, a, N);
     for (int i = 0; i < N; i++)

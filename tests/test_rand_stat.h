@@ -179,12 +179,74 @@ static inline void stat_moments(const char *what, const double *x, size_t n, dou
     }
     s2 /= (double)(n - 1);
     m4 /= (double)n;
+    if (var == 0.0) { /* degenerate law: the draws must all equal mu */
+        printf("  %-34s constant %.17g (exp %.17g), var %.3g\n", what, m, mu, s2);
+        CHECK(fabs(m - mu) <= 1e-9 * fmax(1.0, fabs(mu)) && s2 <= 1e-18, "%s: not constant %.17g", what, mu);
+        return;
+    }
     double se_m = sqrt(var / (double)n), se_v = sqrt(fmax(m4 - s2 * s2, 0.0) / (double)n);
     double zm = (m - mu) / se_m, zv = (s2 - var) / (se_v > 0 ? se_v : 1e-300);
     printf("  %-34s mean %.9g (exp %.9g, z %.2f)  var %.9g (exp %.9g, z %.2f)\n", what, m, mu, zm,
            s2, var, zv);
     CHECK(fabs(zm) < STAT_Z, "%s: mean %.17g vs %.17g (z = %.2f)", what, m, mu, zm);
     CHECK(fabs(zv) < STAT_Z, "%s: variance %.17g vs %.17g (z = %.2f)", what, s2, var, zv);
+}
+
+/* trigamma: recurrence up to x >= 10, then the asymptotic series. */
+static inline double stat_trigamma(double x)
+{
+    double acc = 0.0;
+    while (x < 10.0) {
+        acc += 1.0 / (x * x);
+        x += 1.0;
+    }
+    double ix = 1.0 / x, ix2 = ix * ix;
+    return acc + ix + 0.5 * ix2
+           + ix * ix2 * (1.0 / 6 - ix2 * (1.0 / 30 - ix2 * (1.0 / 42 - ix2 * (1.0 / 30))));
+}
+
+/* Chi-square of integer draws against a pmf on {0, 1, ...}: obs[k] / pmf[k] for k < K
+ * (the remaining mass 1 - sum pmf is the tail bin, observed `tail`). Adjacent bins are
+ * pooled left to right until each expected count is >= 5. Returns the p-value. */
+static inline double stat_chi2_pmf(const double *obs, const double *pmf, int K, double tail_obs,
+                                   double n, int *df_out)
+{
+    double chi = 0.0, eo = 0.0, oo = 0.0, emass = 0.0;
+    int bins = 0;
+    double last_e = 0.0, last_o = 0.0;
+    int have_last = 0;
+    for (int k = 0; k <= K; k++) {
+        double e, o;
+        if (k < K) {
+            e = n * pmf[k];
+            o = obs[k];
+            emass += pmf[k];
+        } else {
+            e = n * fmax(1.0 - emass, 0.0);
+            o = tail_obs;
+        }
+        eo += e;
+        oo += o;
+        if (eo >= 5.0 || k == K) {
+            if (eo < 5.0 && have_last) { /* merge a small final pool into the previous one */
+                chi -= (last_o - last_e) * (last_o - last_e) / last_e;
+                eo += last_e;
+                oo += last_o;
+                bins--;
+            }
+            if (eo > 0.0) {
+                chi += (oo - eo) * (oo - eo) / eo;
+                bins++;
+                last_e = eo;
+                last_o = oo;
+                have_last = 1;
+            }
+            eo = oo = 0.0;
+        }
+    }
+    if (df_out)
+        *df_out = bins - 1;
+    return bins > 1 ? stat_chi2_pvalue(chi, bins - 1) : 1.0;
 }
 
 #endif

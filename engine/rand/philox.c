@@ -10,21 +10,27 @@
 /* Tag in the hashing counter so key derivation never equals an ordinary output block. */
 #define DATM_KEY_TAG UINT32_C(0x6B657964) /* "keyd" */
 
+/* Ten rounds, unrolled: the key schedule adds the Weyl constants before rounds 2..10. */
+static inline void philox10(uint32_t c[4], uint32_t k0, uint32_t k1)
+{
+    uint32_t c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3];
+#define R_ DATM_PHILOX_ROUND(c0, c1, c2, c3, k0, k1)
+#define B_ (k0 += DATM_PHILOX_W0, k1 += DATM_PHILOX_W1)
+    R_; B_; R_; B_; R_; B_; R_; B_; R_; B_;
+    R_; B_; R_; B_; R_; B_; R_; B_; R_;
+#undef R_
+#undef B_
+    c[0] = c0;
+    c[1] = c1;
+    c[2] = c2;
+    c[3] = c3;
+}
+
 void datm_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
 {
-    uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-    uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; round++) {
-        if (round > 0) {
-            k0 += DATM_PHILOX_W0;
-            k1 += DATM_PHILOX_W1;
-        }
-        DATM_PHILOX_ROUND(c0, c1, c2, c3, k0, k1);
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+    uint32_t c[4] = { ctr[0], ctr[1], ctr[2], ctr[3] };
+    philox10(c, key[0], key[1]);
+    memcpy(out, c, sizeof c);
 }
 
 void datm_rng_init2(datm_rng *r, uint64_t seed, uint32_t purpose, uint64_t index, uint64_t index2)
@@ -49,44 +55,97 @@ void datm_rng_init(datm_rng *r, uint64_t seed, uint32_t purpose, uint64_t index)
     datm_rng_init2(r, seed, purpose, 0, index);
 }
 
-void datm_rng_refill(datm_rng *r)
-{
-    datm_philox4x32_10(r->ctr, r->key, r->out);
-    if (++r->ctr[0] == 0)
-        ++r->ctr[1];
-    r->left = 4;
-}
-
 /* ---- float uniform fill ---- */
 
-/* Blocks per batch in the fill: the counters of a batch are independent, so the rounds run
- * over arrays the compiler can vectorise (pmuludq does four 32x32->64 products). */
-#define DATM_FILL_BATCH 8
+/* The fill produces DATM_FILL_BATCH blocks at a time. With AVX2 the blocks run in 64-bit
+ * lanes (4 per register, word in the low half: _mm256_mul_epu32 reads only that half, so
+ * no masking is needed); otherwise one block after another. Integer arithmetic only: both
+ * paths give exactly the words of philox10(), hence identical streams on every machine. */
+#define DATM_FILL_BATCH DATM_RNG_BLOCKS
 
-static void philox_batch(const uint32_t key[2], uint64_t ctr01, uint32_t c2v, uint32_t c3v,
-                         uint32_t out[4 * DATM_FILL_BATCH])
+static void philox_batch_scalar(const uint32_t key[2], uint64_t ctr01, uint32_t c2, uint32_t c3,
+                                uint32_t out[4 * DATM_FILL_BATCH])
 {
-    uint32_t c0[DATM_FILL_BATCH], c1[DATM_FILL_BATCH], c2[DATM_FILL_BATCH], c3[DATM_FILL_BATCH];
     for (int j = 0; j < DATM_FILL_BATCH; j++) {
         uint64_t c = ctr01 + (uint64_t)j;
-        c0[j] = (uint32_t)c;
-        c1[j] = (uint32_t)(c >> 32);
-        c2[j] = c2v;
-        c3[j] = c3v;
+        uint32_t *o = out + 4 * j;
+        o[0] = (uint32_t)c;
+        o[1] = (uint32_t)(c >> 32);
+        o[2] = c2;
+        o[3] = c3;
+        philox10(o, key[0], key[1]);
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DATM_HAVE_AVX2_FILL 1
+
+__attribute__((target("avx2")))
+static void philox_batch_avx2(const uint32_t key[2], uint64_t ctr01, uint32_t c2v, uint32_t c3v,
+                              uint32_t out[4 * DATM_FILL_BATCH])
+{
+    /* lanes: blocks 0-3 in *a, blocks 4-7 in *b */
+    __m256i ca = _mm256_add_epi64(_mm256_set1_epi64x((long long)ctr01), _mm256_setr_epi64x(0, 1, 2, 3));
+    __m256i cb = _mm256_add_epi64(ca, _mm256_set1_epi64x(4));
+    __m256i c0a = ca, c0b = cb;
+    __m256i c1a = _mm256_srli_epi64(ca, 32), c1b = _mm256_srli_epi64(cb, 32);
+    __m256i c2a = _mm256_set1_epi64x(c2v), c2b = c2a;
+    __m256i c3a = _mm256_set1_epi64x(c3v), c3b = c3a;
+    const __m256i m0 = _mm256_set1_epi64x(DATM_PHILOX_M0), m1 = _mm256_set1_epi64x(DATM_PHILOX_M1);
     uint32_t k0 = key[0], k1 = key[1];
     for (int round = 0; round < 10; round++) {
-        for (int j = 0; j < DATM_FILL_BATCH; j++)
-            DATM_PHILOX_ROUND(c0[j], c1[j], c2[j], c3[j], k0, k1);
+        __m256i kk0 = _mm256_set1_epi64x(k0), kk1 = _mm256_set1_epi64x(k1);
+        __m256i p0a = _mm256_mul_epu32(c0a, m0), p1a = _mm256_mul_epu32(c2a, m1);
+        __m256i p0b = _mm256_mul_epu32(c0b, m0), p1b = _mm256_mul_epu32(c2b, m1);
+        c0a = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1a, 32), c1a), kk0);
+        c2a = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0a, 32), c3a), kk1);
+        c0b = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1b, 32), c1b), kk0);
+        c2b = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0b, 32), c3b), kk1);
+        c1a = p1a;
+        c3a = p0a;
+        c1b = p1b;
+        c3b = p0b;
         k0 += DATM_PHILOX_W0;
         k1 += DATM_PHILOX_W1;
     }
-    for (int j = 0; j < DATM_FILL_BATCH; j++) {
-        out[4 * j + 0] = c0[j];
-        out[4 * j + 1] = c1[j];
-        out[4 * j + 2] = c2[j];
-        out[4 * j + 3] = c3[j];
+    /* (w0 | w1 << 32) and (w2 | w3 << 32) per block, then interleave to block order */
+    __m256i v01a = _mm256_blend_epi32(c0a, _mm256_slli_epi64(c1a, 32), 0xAA);
+    __m256i v23a = _mm256_blend_epi32(c2a, _mm256_slli_epi64(c3a, 32), 0xAA);
+    __m256i v01b = _mm256_blend_epi32(c0b, _mm256_slli_epi64(c1b, 32), 0xAA);
+    __m256i v23b = _mm256_blend_epi32(c2b, _mm256_slli_epi64(c3b, 32), 0xAA);
+    __m256i loa = _mm256_unpacklo_epi64(v01a, v23a), hia = _mm256_unpackhi_epi64(v01a, v23a);
+    __m256i lob = _mm256_unpacklo_epi64(v01b, v23b), hib = _mm256_unpackhi_epi64(v01b, v23b);
+    _mm256_storeu_si256((__m256i *)(out + 0), _mm256_permute2x128_si256(loa, hia, 0x20));
+    _mm256_storeu_si256((__m256i *)(out + 8), _mm256_permute2x128_si256(loa, hia, 0x31));
+    _mm256_storeu_si256((__m256i *)(out + 16), _mm256_permute2x128_si256(lob, hib, 0x20));
+    _mm256_storeu_si256((__m256i *)(out + 24), _mm256_permute2x128_si256(lob, hib, 0x31));
+}
+#endif
+
+int datm_rand_force_scalar = 0;
+
+static void philox_batch(const uint32_t key[2], uint64_t ctr01, uint32_t c2, uint32_t c3,
+                         uint32_t out[4 * DATM_FILL_BATCH])
+{
+#ifdef DATM_HAVE_AVX2_FILL
+    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) {
+        philox_batch_avx2(key, ctr01, c2, c3, out);
+        return;
     }
+#endif
+    philox_batch_scalar(key, ctr01, c2, c3, out);
+}
+
+/* Next DATM_RNG_BLOCKS blocks into r->out; advances the 64-bit block counter. */
+void datm_rng_refill(datm_rng *r)
+{
+    uint64_t c = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
+    philox_batch(r->key, c, r->ctr[2], r->ctr[3], r->out);
+    c += DATM_RNG_BLOCKS;
+    r->ctr[0] = (uint32_t)c;
+    r->ctr[1] = (uint32_t)(c >> 32);
+    r->left = 4 * DATM_RNG_BLOCKS;
 }
 
 void datm_rng_uniform_fill_f(datm_rng *r, float *out, size_t n) /* out: (n) */

@@ -6,7 +6,9 @@
  * count. The generator is Philox4x32-10 (Salmon et al., SC'11).
  *
  * Keying: the Philox key is a Philox hash of (seed, purpose, index) and ctr[2..3] holds
- * index2; ctr[0..1] counts output blocks (4 words each, 2^64 blocks per stream).
+ * index2; ctr[0..1] counts output blocks (4 words each, 2^64 blocks per stream). Words
+ * come out block by block in counter order; they are made DATM_RNG_BLOCKS blocks at a
+ * time (SIMD when the CPU has AVX2; the same words either way).
  * datm_rng_init(r, s, p, i) is the same stream as datm_rng_init2(r, s, p, 0, i).
  * A datm_rng is plain data: copy it to fork a stream position, memcpy it to checkpoint.
  *
@@ -19,11 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define DATM_RNG_BLOCKS 8
+
 typedef struct datm_rng {
     uint32_t key[2];
-    uint32_t ctr[4];     /* ctr[0..1]: block counter; ctr[2..3]: stream index */
-    uint32_t out[4];     /* current output block */
-    int      left;       /* unused words in out */
+    uint32_t ctr[4];     /* ctr[0..1]: next block counter; ctr[2..3]: stream index */
+    uint32_t out[4 * DATM_RNG_BLOCKS]; /* current output blocks, in counter order */
+    int      left;       /* unused words at the end of out */
 } datm_rng;
 
 /* Purposes: one per kind of randomness, so streams never collide. Append only. */
@@ -45,15 +49,15 @@ void datm_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2], uint32_t o
 void datm_rng_init(datm_rng *r, uint64_t seed, uint32_t purpose, uint64_t index);
 /* Two indices, e.g. (iteration, doc). */
 void datm_rng_init2(datm_rng *r, uint64_t seed, uint32_t purpose, uint64_t index, uint64_t index2);
-/* Computes the next output block and advances the block counter (used by the inline
- * generators below; call it directly only to discard the rest of a block). */
+/* Computes the next DATM_RNG_BLOCKS output blocks and advances the block counter (used by
+ * the inline generators below; call it directly only to discard the rest of a buffer). */
 void datm_rng_refill(datm_rng *r);
 
 static inline uint32_t datm_rng_u32(datm_rng *r)
 {
     if (r->left == 0)
         datm_rng_refill(r);
-    return r->out[4 - r->left--];
+    return r->out[4 * DATM_RNG_BLOCKS - r->left--];
 }
 
 static inline uint64_t datm_rng_u64(datm_rng *r)

@@ -26,6 +26,9 @@
         (c2) = n2_;                                                        \
     } while (0)
 
+/* Tests set this to 1 to run the portable block path instead of the AVX2 one. */
+extern int datm_rand_force_scalar;
+
 /* 256-layer ziggurat for exp(-x^2/2) (ziggurat_table.c, made by gen_ziggurat.py):
  * x[0] = v / f(r) (base strip), x[1] = r, ..., x[256] = 0; f[i] = exp(-x[i]^2/2). */
 extern const double datm_zig_r;
