@@ -2,11 +2,14 @@
  * [--threads N]` and the argument helpers the other spec-taking commands share. */
 #include "cli/cmd_run.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/figures.h"
+#include "io/results.h"
 
 int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
                              datm_cli_spec_args *a)
@@ -73,4 +76,78 @@ int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec)
         return err.code == DATM_E_IO ? DATM_EXIT_FAIL : DATM_EXIT_USAGE;
     }
     return DATM_EXIT_OK;
+}
+
+/* ---- datm run ---- */
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    datm_stop_request();
+}
+
+void datm_cli_fill_run_hooks(datm_run_opts *o)
+{
+    o->figures = datm_figures_stage;
+    o->topics = datm_topics_stage;
+    o->report = NULL;   /* the pipeline's own report.md */
+}
+
+int datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, char **argv)
+{
+    datm_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.run_dir = datm_config_str(datm_spec_section(spec, DATM_SEC_OUTPUT), "dir");
+    o.quiet = quiet;
+    o.resume = resume;
+    o.argc = argc;
+    o.argv = argv;
+    datm_cli_fill_run_hooks(&o);
+    if (quiet) datm_log_set_level(DATM_LOG_WARN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    datm_error err = {0};
+    int rc = datm_run(spec, &o, &err);
+    if (rc == DATM_OK) return DATM_EXIT_OK;
+    return DATM_EXIT_FAIL;   /* the message is in the log and in result.h5.part */
+}
+
+static void run_help(FILE *f)
+{
+    fprintf(f,
+            "usage: datm run SPEC.yaml [key.path=value ...] [-o DIR] [--threads N] [--quiet]\n\n"
+            "Validates SPEC (after the overrides), then runs its stages: train (mini-batch\n"
+            "epochs with curve evaluations and checkpoints), evaluate (per-heldout-word\n"
+            "perplexity, timing, classification), topics, figures and report. Writes into the\n"
+            "run directory (output.dir, default results/<name>; -o DIR overrides):\n"
+            "  spec.resolved.yaml  overrides.txt  run.log  report.md  figures/\n"
+            "  result.h5           (result.h5.part until COMPLETED; FAILED/INTERRUPTED stay .part)\n"
+            "  checkpoints/ckpt-<iteration>.h5\n"
+            "SIGINT (Ctrl-C) writes a checkpoint and marks the run INTERRUPTED; continue it with\n"
+            "'datm resume DIR'. Exit 0 completed, 1 failed or interrupted, 2 spec or usage error.\n");
+}
+
+int datm_cmd_run(int argc, char **argv)
+{
+    datm_cli_spec_args a;
+    int rc = datm_cli_parse_spec_args(argc, argv, NULL, &a);
+    if (rc) return rc;
+    if (a.help) { run_help(stdout); return DATM_EXIT_OK; }
+    if (!a.spec) { run_help(stderr); return DATM_EXIT_USAGE; }
+    datm_spec spec;
+    rc = datm_cli_load_spec(&a, &spec);
+    if (rc) return rc;
+    if (!a.quiet) {
+        datm_error err = {0};
+        char *text = datm_spec_to_yaml(&spec, 1, &err);
+        if (text) fprintf(stderr, "---\n%s# spec_hash: %s\n---\n", text, spec.hash);
+        datm_free(text);
+    }
+    rc = datm_cli_execute(&spec, 0, a.quiet, argc, argv);
+    datm_spec_free(&spec);
+    return rc;
 }

@@ -23,4 +23,9 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
 /* Loads the spec with the overrides (+ threads=N from --threads); prints errors. */
 int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec);
 
+/* Runs a loaded spec into its output.dir with the figures/topics hooks and a SIGINT
+ * handler; returns the exit code. */
+int  datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, char **argv);
+void datm_cli_fill_run_hooks(datm_run_opts *o);
+
 #endif

@@ -54,7 +54,8 @@ typedef struct datm_spec {
     char *overrides[DATM_MAX_OVERRIDES]; /* as given on the command line */
     int   n_overrides;
     char *resolved;                      /* canonical resolved YAML (no comments) */
-    char  hash[65];                      /* SHA-256 hex of `resolved` */
+    char  hash[65];                      /* SHA-256 hex of `resolved` without output.dir and
+                                            threads (they cannot change the numbers) */
 } datm_spec;
 
 /* Loads YAML from `path`, applies overrides "a.b=value" in order, validates every section,

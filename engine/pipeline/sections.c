@@ -45,7 +45,7 @@ static const datm_param_schema train_schema[] = {
     {"eval_samples", DATM_PARAM_INT, "10", 1, 1e6, NULL,
      "posterior draws averaged into the rate at each curve point"},
     {"checkpoint_every", DATM_PARAM_INT, "0", 0, 1e12, NULL,
-     "mini-batches between checkpoints (0 = only at the end and on SIGINT)"},
+     "mini-batches between checkpoints (0 = only on SIGINT)"},
     {"keep_checkpoints", DATM_PARAM_INT, "2", 1, 1000, NULL, "newest checkpoints kept on disk"},
     {"check_phi", DATM_PARAM_BOOL, "true", NOB, NULL,
      "check every Phi(l) for NaN/Inf after each mini-batch (stops naming batch and layer)"},

@@ -352,10 +352,19 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
     }
 }
 
-static void emit_section(sbuf *b, const datm_config *cfg, int indent, int comments)
+/* for_hash: leave out the keys that cannot change the numbers (where the run is written,
+ * how many threads compute it), so a run keeps its hash when resumed elsewhere. */
+static int hash_excluded(const datm_config *cfg, const char *key)
+{
+    const char *sec = datm_config_section(cfg);
+    return (!strcmp(sec, "output") && !strcmp(key, "dir")) || (!*sec && !strcmp(key, "threads"));
+}
+
+static void emit_section(sbuf *b, const datm_config *cfg, int indent, int comments, int for_hash)
 {
     const datm_param_schema *sch = datm_config_schema(cfg);
     for (int i = 0; sch[i].key; i++) {
+        if (for_hash && hash_excluded(cfg, sch[i].key)) continue;
         char val[8192];
         datm_config_format(cfg, sch[i].key, val, sizeof val);
         sb_printf(b, "%*s%s: %s%s\n", indent, "", sch[i].key, val,
@@ -363,14 +372,14 @@ static void emit_section(sbuf *b, const datm_config *cfg, int indent, int commen
     }
 }
 
-char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
+static char *spec_yaml(const datm_spec *s, int with_comments, int for_hash, datm_error *err)
 {
     sbuf b = {0};
-    emit_section(&b, s->sec[DATM_SEC_RUN], 0, with_comments);
+    emit_section(&b, s->sec[DATM_SEC_RUN], 0, with_comments, for_hash);
     for (int id = 1; id < DATM_SEC_COUNT_; id++) {
         sb_printf(&b, "%s:\n", datm_section_name((datm_section_id)id));
         if (id == DATM_SEC_MODEL) sb_printf(&b, "  variant: %s\n", s->variant);
-        emit_section(&b, s->sec[id], 2, with_comments);
+        emit_section(&b, s->sec[id], 2, with_comments, for_hash);
     }
     if (b.oom || !b.p) {
         free(b.p);
@@ -380,6 +389,11 @@ char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
     char *out = datm_strdup(b.p, err);
     free(b.p);
     return out;
+}
+
+char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
+{
+    return spec_yaml(s, with_comments, 0, err);
 }
 
 const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id)
@@ -452,8 +466,10 @@ int datm_spec_load_text(const char *text, const char *name, const char *const *o
     }
     if (!rc) {
         out->resolved = datm_spec_to_yaml(out, 0, err);
-        if (!out->resolved) rc = err->code;
-        else datm_sha256_text(out->resolved, out->hash);
+        char *h = out->resolved ? spec_yaml(out, 0, 1, err) : NULL;
+        if (!h) rc = err->code;
+        else datm_sha256_text(h, out->hash);
+        datm_free(h);
     }
     datm_ytree_free(&root);
     for (int i = 0; i < n_overrides; i++) datm_free(c.srcs[i]);

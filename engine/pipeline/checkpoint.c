@@ -1,0 +1,192 @@
+/* engine/pipeline/checkpoint.c: resume state in RUN_DIR/checkpoints/ckpt-<iteration>.h5.
+ *
+ * A checkpoint holds the model's full state (its save(): parameters, optimiser moments,
+ * counters), the data cursor (epoch, batch), the training accumulators and the curve rows so
+ * far. Random streams are keyed by (seed, purpose, iteration/doc), so no generator state is
+ * needed. It is written to ckpt-<it>.h5.tmp, its `complete` attribute set last, then renamed:
+ * a run killed at any instant leaves either a complete checkpoint or none. Only the newest
+ * `keep` are kept. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/results_layout.h"
+#include "pipeline/run_internal.h"
+
+#define CKPT_DIR "checkpoints"
+
+static int parse_ckpt_name(const char *name, int64_t *it)
+{
+    long long v;
+    char tail[8];
+    if (sscanf(name, "ckpt-%lld.h5%7s", &v, tail) != 1) return 0;   /* rejects .h5.tmp */
+    *it = v;
+    return 1;
+}
+
+/* Iterations of the checkpoints in run_dir/checkpoints, newest first; returns count. */
+static int list_ckpts(const char *run_dir, int64_t *its, int max)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/%s", run_dir, CKPT_DIR);
+    DIR *dp = opendir(dir);
+    if (!dp) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) && n < max) {
+        int64_t it;
+        if (parse_ckpt_name(e->d_name, &it)) its[n++] = it;
+    }
+    closedir(dp);
+    for (int i = 1; i < n; i++)   /* insertion sort, descending */
+        for (int j = i; j > 0 && its[j] > its[j - 1]; j--) {
+            int64_t t = its[j]; its[j] = its[j - 1]; its[j - 1] = t;
+        }
+    return n;
+}
+
+static void ckpt_path(const char *run_dir, int64_t it, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s/ckpt-%012lld.h5", run_dir, CKPT_DIR, (long long)it);
+}
+
+static int write_accum(datm_h5 *g, const datm_train_accum *a, datm_error *err)
+{
+    int64_t dl[1] = {DATM_MAX_LAYERS};
+    int rc = datm_h5_write_scalar(g, "loss_sum", a->loss, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "loglik_sum", a->loglik, err);
+    if (!rc) rc = datm_h5_write_f64(g, "kl_sum", a->kl, 1, dl, err);
+    if (!rc) rc = datm_h5_write_f64(g, "step_sum", a->step, 1, dl, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "n_sum", (double)a->n, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "train_s", a->train_s, err);
+    return rc;
+}
+
+static int read_accum(datm_h5 *g, datm_train_accum *a, datm_error *err)
+{
+    int64_t dl[1] = {DATM_MAX_LAYERS};
+    double n = 0;
+    int rc = datm_h5_read_scalar(g, "loss_sum", &a->loss, err);
+    if (!rc) rc = datm_h5_read_scalar(g, "loglik_sum", &a->loglik, err);
+    if (!rc) rc = datm_h5_read_f64(g, "kl_sum", a->kl, 1, dl, err);
+    if (!rc) rc = datm_h5_read_f64(g, "step_sum", a->step, 1, dl, err);
+    if (!rc) rc = datm_h5_read_scalar(g, "n_sum", &n, err);
+    if (!rc) rc = datm_h5_read_scalar(g, "train_s", &a->train_s, err);
+    a->n = (int64_t)n;
+    return rc;
+}
+
+int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm_model *m,
+                          const datm_ckpt_state *st, const datm_curve_table *curves, int keep,
+                          datm_error *err)
+{
+    char dir[1200], path[1300], tmp[1320];
+    snprintf(dir, sizeof dir, "%s/%s", run_dir, CKPT_DIR);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory", dir);
+    ckpt_path(run_dir, st->iteration, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+
+    datm_h5 *f = NULL, *g = NULL, *mg = NULL, *cg = NULL, *ag = NULL;
+    int rc = datm_h5_create(tmp, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 1, &g, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "iteration", st->iteration, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "epoch", st->epoch, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "batch", st->batch, err);
+    if (!rc) rc = datm_h5_attr_str(g, "spec_hash", spec->hash, err);
+    if (!rc) rc = datm_h5_attr_str(g, "variant", spec->variant, err);
+    if (!rc) rc = datm_h5_group(g, "model", 1, &mg, err);
+    if (!rc && m->ops->save) rc = m->ops->save(m, mg, err);
+    if (!rc) rc = datm_h5_group(g, "curves", 1, &cg, err);
+    if (!rc) rc = datm_curves_write(curves, cg, err);
+    if (!rc) rc = datm_h5_group(g, "accum", 1, &ag, err);
+    if (!rc) rc = write_accum(ag, &st->acc, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "complete", 1, err);   /* last */
+    datm_h5_close(&ag);
+    datm_h5_close(&cg);
+    datm_h5_close(&mg);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    if (rc) {
+        remove(tmp);
+        return datm_error_prefix(err, "writing checkpoint %s: ", path);
+    }
+    if (rename(tmp, path) != 0) {
+        remove(tmp);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot rename checkpoint into place", path);
+    }
+    /* keep the newest `keep` */
+    int64_t its[4096];
+    int n = list_ckpts(run_dir, its, 4096);
+    for (int i = keep; i < n; i++) {
+        char old[1300];
+        ckpt_path(run_dir, its[i], old, sizeof old);
+        remove(old);
+    }
+    return DATM_OK;
+}
+
+static int ckpt_is_complete(const char *path)
+{
+    datm_h5 *f = NULL, *g = NULL;
+    datm_error e = {0};
+    int64_t done = 0;
+    if (datm_h5_open(path, 0, &f, &e)) return 0;
+    if (!datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, &e) && datm_h5_attr_exists(g, "complete"))
+        datm_h5_attr_get_i64(g, "complete", &done, &e);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    return done == 1;
+}
+
+int datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t *iteration,
+                           datm_error *err)
+{
+    int64_t its[4096];
+    int n = list_ckpts(run_dir, its, 4096);
+    for (int i = 0; i < n; i++) {
+        ckpt_path(run_dir, its[i], path, size);
+        if (ckpt_is_complete(path)) {
+            if (iteration) *iteration = its[i];
+            return DATM_OK;
+        }
+        datm_warn("%s: incomplete checkpoint, skipped", path);
+    }
+    return datm_error_set(err, DATM_E_IO, "%s: no complete checkpoint", run_dir);
+}
+
+int datm_checkpoint_read(const char *path, const datm_spec *spec, datm_model *m,
+                         datm_ckpt_state *st, datm_curve_table *curves, datm_error *err)
+{
+    datm_h5 *f = NULL, *g = NULL, *mg = NULL, *cg = NULL, *ag = NULL;
+    char hash[80] = "";
+    memset(st, 0, sizeof *st);
+    int rc = datm_h5_open(path, 0, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, err);
+    if (!rc) rc = datm_h5_attr_get_str(g, "spec_hash", hash, sizeof hash, err);
+    if (!rc && strcmp(hash, spec->hash) != 0)
+        rc = datm_error_set(err, DATM_E_INVALID, "%s was written by a different spec (hash %.12s, "
+                            "this spec %.12s); resume needs the run's own spec.resolved.yaml",
+                            path, hash, spec->hash);
+    if (!rc) rc = datm_h5_attr_get_i64(g, "iteration", &st->iteration, err);
+    if (!rc) rc = datm_h5_attr_get_i64(g, "epoch", &st->epoch, err);
+    if (!rc) rc = datm_h5_attr_get_i64(g, "batch", &st->batch, err);
+    if (!rc) rc = datm_h5_group(g, "model", 0, &mg, err);
+    if (!rc && m->ops->load) rc = m->ops->load(m, mg, err);
+    else if (!rc && !m->ops->load)
+        rc = datm_error_set(err, DATM_E_UNSUPPORTED, "variant %s cannot load its state", spec->variant);
+    if (!rc) rc = datm_h5_group(g, "curves", 0, &cg, err);
+    if (!rc) rc = datm_curves_load(curves, cg, err);
+    if (!rc) rc = datm_h5_group(g, "accum", 0, &ag, err);
+    if (!rc) rc = read_accum(ag, &st->acc, err);
+    datm_h5_close(&ag);
+    datm_h5_close(&cg);
+    datm_h5_close(&mg);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    if (rc) datm_error_prefix(err, "reading checkpoint %s: ", path);
+    return rc;
+}

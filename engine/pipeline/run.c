@@ -1,0 +1,611 @@
+/* engine/pipeline/run.c: one run of a spec (DESIGN.md section 3): data -> registry create ->
+ * train (mini-batch epochs, curve evaluations, checkpoints) -> evaluate (perplexity per
+ * section 6, timing, classification) -> result.h5 (section 7) -> topics -> figures -> report.
+ *
+ * result.h5 is written as result.h5.part with status RUNNING first (provenance recorded
+ * before any work), completed in place, marked COMPLETED last and only then renamed, so a
+ * crash at any instant never leaves a COMPLETED file. FAILED and INTERRUPTED runs keep
+ * result.h5.part with that status. No silent NaN: the loss, the per-layer KL and every Phi(l)
+ * are checked after each mini-batch, and the run stops naming the batch and the quantity. */
+#include <errno.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "eval/classify.h"
+#include "eval/perplexity.h"
+#include "io/results_layout.h"
+#include "pipeline/run_internal.h"
+#include "rand/rand.h"
+
+typedef struct run_ctx {
+    const datm_spec     *spec;
+    const datm_run_opts *opts;
+    datm_run_data        data;
+    datm_model          *m;
+    int                  n_layers;
+    datm_curve_table     curves;
+    datm_ckpt_state      st;
+    uint64_t             seed;
+    int64_t              bpe, total;    /* batches per epoch, mini-batches in the run */
+    char                 part[1300], final[1300];
+    FILE                *log;
+    /* final metrics; NaN when not measured */
+    double ppl, ppl_obs, test_s_per_doc, error_rate;
+} run_ctx;
+
+/* ---- small helpers ---- */
+
+static int mkdir_p(const char *path, datm_error *err)
+{
+    char buf[1200];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s)", buf,
+                                  strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s)", buf, strerror(errno));
+    return DATM_OK;
+}
+
+static int write_text_atomic(const char *path, const char *text, datm_error *err)
+{
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return datm_error_set(err, DATM_E_IO, "%s: cannot write", tmp);
+    int bad = fputs(text, f) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot write", path);
+    }
+    return DATM_OK;
+}
+
+/* A seed for evaluation draws at `index`, from the run's root seed. */
+static uint64_t eval_seed(uint64_t seed, uint64_t index)
+{
+    datm_rng r;
+    datm_rng_init(&r, seed, DATM_STREAM_EVAL, index);
+    return datm_rng_u64(&r);
+}
+
+static void tee_log(datm_log_level level, const char *msg, void *user)
+{
+    static const char *const tag[] = {"debug: ", "", "warning: ", "error: "};
+    FILE *f = user;
+    fprintf(stderr, "%s%s\n", tag[level], msg);
+    if (f) {
+        fprintf(f, "%s%s\n", tag[level], msg);
+        fflush(f);
+    }
+}
+
+/* ---- perplexity (DESIGN section 6) ---- */
+
+/* Accumulates `samples` posterior rates after `burnin` discarded ones, on the evaluation
+ * documents' observed part; returns the per-word perplexity of the held-out part and of the
+ * observed part, and the wall time of the whole pass. */
+static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *held,
+                           int64_t burnin, int64_t samples, uint64_t seed, double *ppl,
+                           double *ppl_obs, double *secs, datm_error *err)
+{
+    *ppl = *ppl_obs = NAN;
+    if (secs) *secs = 0;
+    if (!m->ops->eval_begin || !m->ops->eval_step || obs->n_rows == 0) return DATM_OK;
+    datm_rate_accum acc;
+    int rc = datm_rate_accum_init(&acc, obs, held, err);
+    if (rc) return rc;
+    double t0 = datm_time_now();
+    void *state = NULL;
+    rc = m->ops->eval_begin(m, obs, seed, &state, err);
+    for (int64_t d = 0; !rc && d < burnin + samples; d++) {
+        if (d == burnin) datm_rate_accum_reset(&acc);
+        rc = m->ops->eval_step(m, state, d, &acc, err);
+    }
+    if (m->ops->eval_end) m->ops->eval_end(m, state);
+    if (secs) *secs = datm_time_now() - t0;
+    if (!rc) {
+        *ppl = held ? datm_rate_accum_perplexity(&acc, held) : NAN;
+        *ppl_obs = datm_rate_accum_perplexity(&acc, obs);
+    }
+    datm_rate_accum_free(&acc);
+    if (rc) datm_error_prefix(err, "perplexity evaluation: ");
+    return rc;
+}
+
+/* ---- training ---- */
+
+static int check_finite(run_ctx *c, const datm_train_stats *s, int64_t iter, datm_error *err)
+{
+    int64_t ep = (iter - 1) / c->bpe, b = (iter - 1) % c->bpe;
+    const char *bad = NULL;
+    char what[64];
+    double val = 0;
+    if (!isfinite(s->loss)) { bad = "loss"; val = s->loss; }
+    for (int l = 0; !bad && l < s->n_layers && l < DATM_MAX_LAYERS; l++)
+        if (!isfinite(s->kl[l])) {
+            snprintf(what, sizeof what, "KL of layer %d", l + 1);
+            bad = what;
+            val = s->kl[l];
+        }
+    if (bad)
+        return datm_error_set(err, DATM_E_NUMERIC, "iteration %lld (epoch %lld, batch %lld): %s "
+                              "is %g; stopped (the last good checkpoint is kept)", (long long)iter,
+                              (long long)ep, (long long)b, bad, val);
+    if (!datm_config_bool(datm_spec_section(c->spec, DATM_SEC_TRAIN), "check_phi") ||
+        !c->m->ops->get_phi)
+        return DATM_OK;
+    for (int l = 1; l <= c->n_layers; l++) {
+        const float *phi;
+        int64_t rows, cols;
+        if (c->m->ops->get_phi(c->m, l, &phi, &rows, &cols) != DATM_OK) continue;
+        for (int64_t i = 0; i < rows * cols; i++)
+            if (!isfinite(phi[i]))
+                return datm_error_set(err, DATM_E_NUMERIC, "iteration %lld (epoch %lld, batch %lld): "
+                                      "Phi(%d)[%lld, %lld] is %g; stopped (the last good "
+                                      "checkpoint is kept)", (long long)iter, (long long)ep,
+                                      (long long)b, l, (long long)(i / cols), (long long)(i % cols),
+                                      (double)phi[i]);
+    }
+    return DATM_OK;
+}
+
+static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
+{
+    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
+    double row[DATM_CURVE_MAX_COLS];
+    for (int i = 0; i < DATM_CURVE_MAX_COLS; i++) row[i] = NAN;
+    datm_train_accum *a = &c->st.acc;
+    double n = (double)a->n;
+    row[0] = (double)iter;
+    row[1] = (double)iter / (double)c->bpe;
+    row[2] = a->train_s;
+    row[3] = a->n ? a->loss / n : NAN;
+    row[4] = a->n ? a->loglik / n : NAN;
+    int rc = eval_perplexity(c->m, &c->data.curve_obs, &c->data.curve_held,
+                             datm_config_int(tc, "eval_burnin"), datm_config_int(tc, "eval_samples"),
+                             eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, err);
+    if (rc) return rc;
+    for (int l = 0; l < c->n_layers; l++) {
+        row[7 + l] = a->n ? a->kl[l] / n : NAN;
+        row[7 + c->n_layers + l] = a->n ? a->step[l] / n : NAN;
+    }
+    rc = datm_curves_append(&c->curves, row, err);
+    if (rc) return rc;
+    datm_info("iter %lld epoch %.3f train %.1fs loss %.9g perplexity %.9g (observed %.9g)",
+              (long long)iter, row[1], row[2], row[3], row[5], row[6]);
+    double keep = a->train_s;
+    memset(a, 0, sizeof *a);
+    a->train_s = keep;
+    return DATM_OK;
+}
+
+static int do_checkpoint(run_ctx *c, datm_error *err)
+{
+    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
+    return datm_checkpoint_write(c->opts->run_dir, c->spec, c->m, &c->st, &c->curves,
+                                 (int)datm_config_int(tc, "keep_checkpoints"), err);
+}
+
+static int train_stage(run_ctx *c, datm_error *err)
+{
+    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
+    const int64_t B = datm_config_int(tc, "batch_size");
+    const int64_t eval_every = datm_config_int(tc, "eval_every");
+    const int64_t ckpt_every = datm_config_int(tc, "checkpoint_every");
+    const char *kill_env = getenv("DATM_TEST_KILL_AT_ITER");   /* tests: simulate a crash */
+    const int64_t kill_at = kill_env ? atoll(kill_env) : -1;
+    datm_batch_iter it;
+    int rc = datm_batch_iter_init(&it, c->data.train_X.n_rows, B, c->seed,
+                                  datm_config_bool(tc, "shuffle"), datm_config_bool(tc, "drop_last"),
+                                  err);
+    if (rc) return rc;
+    datm_batch_iter_seek(&it, c->st.epoch, c->st.batch);
+    datm_progress prog;
+    datm_progress_begin(&prog, "train", c->total);
+    prog.done = c->st.iteration;
+    const double rho = (double)c->data.train_X.n_rows / (double)B;
+    int32_t *labels = NULL;
+    if (c->data.train_labels) {
+        labels = datm_alloc_array((size_t)B, sizeof *labels, err);
+        if (!labels) rc = DATM_E_NOMEM;
+    }
+    for (int64_t iter = c->st.iteration + 1; !rc && iter <= c->total; iter++) {
+        const int64_t *rows;
+        int64_t n = datm_batch_iter_next(&it, &rows);
+        if (n == 0) n = datm_batch_iter_next(&it, &rows);   /* epoch boundary */
+        DATM_ASSERT(n > 0);
+        const int64_t ep = (iter - 1) / c->bpe, b = (iter - 1) % c->bpe;
+        datm_csr X = {0};
+        rc = datm_csr_select_rows(&c->data.train_X, rows, n, &X, err);
+        if (rc) break;
+        if (labels)
+            for (int64_t i = 0; i < n; i++) labels[i] = c->data.train_labels[rows[i]];
+        datm_batch batch = {&X, rows, labels};
+        datm_train_ctx ctx = {iter, ep, c->seed, rho};
+        datm_train_stats s;
+        memset(&s, 0, sizeof s);
+        double t0 = datm_time_now();
+        rc = c->m->ops->train_batch(c->m, &batch, &ctx, &s, err);
+        double dt = datm_time_now() - t0;
+        datm_csr_free(&X);
+        if (rc) {
+            datm_error_prefix(err, "iteration %lld (epoch %lld, batch %lld): ", (long long)iter,
+                              (long long)ep, (long long)b);
+            break;
+        }
+        rc = check_finite(c, &s, iter, err);
+        if (rc) break;
+        datm_train_accum *a = &c->st.acc;
+        a->loss += s.loss;
+        a->loglik += s.loglik;
+        for (int l = 0; l < c->n_layers; l++) {
+            a->kl[l] += s.kl[l];
+            a->step[l] += s.step[l];
+        }
+        a->n++;
+        a->train_s += dt;
+        c->st.iteration = iter;
+        c->st.epoch = b + 1 == c->bpe ? ep + 1 : ep;
+        c->st.batch = b + 1 == c->bpe ? 0 : b + 1;
+        datm_progress_update(&prog, iter, "epoch %lld loss %.6g", (long long)ep, s.loss);
+        if (iter == c->total || (eval_every > 0 && iter % eval_every == 0))
+            rc = curve_point(c, iter, err);
+        if (!rc && ckpt_every > 0 && iter % ckpt_every == 0 && iter != c->total)
+            rc = do_checkpoint(c, err);
+        if (iter == kill_at) raise(SIGKILL);
+        if (!rc && datm_stop_requested() && iter != c->total) {
+            datm_warn("interrupted at iteration %lld: writing a checkpoint", (long long)iter);
+            rc = do_checkpoint(c, err);
+            if (!rc) rc = datm_error_set(err, DATM_E_INTERRUPTED, "interrupted at iteration %lld "
+                                         "(resume with: datm resume %s)", (long long)iter,
+                                         c->opts->run_dir);
+        }
+    }
+    datm_progress_end(&prog);
+    datm_free(labels);
+    datm_batch_iter_free(&it);
+    return rc;
+}
+
+/* ---- evaluate ---- */
+
+static int evaluate_stage(run_ctx *c, datm_error *err)
+{
+    const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
+    const uint64_t es = eval_seed(c->seed, UINT64_C(0xFFFFFFFFFFFF));
+    int rc = DATM_OK;
+    if (datm_config_bool(ec, "perplexity")) {
+        double secs = 0;
+        int64_t S = datm_config_int(ec, "samples");
+        rc = eval_perplexity(c->m, &c->data.eval_obs, &c->data.eval_held,
+                             datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs, err);
+        if (rc) return rc;
+        int64_t ts = datm_config_int(ec, "time_samples");
+        if (ts > 0) {
+            double p1, p2;
+            rc = eval_perplexity(c->m, &c->data.eval_obs, NULL, 0, ts, es, &p1, &p2, &secs, err);
+            if (rc) return rc;
+        }
+        if (c->data.eval_obs.n_rows) c->test_s_per_doc = secs / (double)c->data.eval_obs.n_rows;
+        datm_info("evaluate: perplexity %.9g (observed part %.9g) over %lld documents, S = %lld; "
+                  "%.3g s per document", c->ppl, c->ppl_obs, (long long)c->data.eval_obs.n_rows,
+                  (long long)S, c->test_s_per_doc);
+    }
+    if (c->data.have_test && c->m->ops->predict && c->data.test.labels &&
+        c->data.train.n_classes > 0) {
+        const datm_csr *X = &c->data.test.X;
+        int C = c->data.train.n_classes;
+        float *probs = datm_alloc_array((size_t)X->n_rows * (size_t)C, sizeof *probs, err);
+        int32_t *pred = datm_alloc_array((size_t)(X->n_rows ? X->n_rows : 1), sizeof *pred, err);
+        if (!probs || !pred) rc = DATM_E_NOMEM;
+        if (!rc) rc = c->m->ops->predict(c->m, X, es ^ 0x5bd1e995u,
+                                         (int)datm_config_int(ec, "predict_samples"), probs, err);
+        if (!rc) {
+            datm_argmax_rows(probs, X->n_rows, C, pred);
+            c->error_rate = datm_error_rate(c->data.test.labels, pred, X->n_rows);
+            datm_info("evaluate: error rate %.9g on %lld test documents", c->error_rate,
+                      (long long)X->n_rows);
+        }
+        datm_free(probs);
+        datm_free(pred);
+    }
+    return rc;
+}
+
+/* ---- result file ---- */
+
+static int write_metric(datm_h5 *g, const char *name, double v, datm_error *err)
+{
+    return isnan(v) ? DATM_OK : datm_h5_write_scalar(g, name, v, err);
+}
+
+/* Fills result.h5.part with everything the run has; `status` is set by the caller. */
+static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_error *err)
+{
+    datm_h5 *f = NULL, *g = NULL;
+    int rc = datm_h5_open(c->part, 1, &f, err);
+    if (rc) return rc;
+    if (with_metrics) {
+        rc = datm_h5_group(f, DATM_GRP_METRICS, 1, &g, err);
+        if (!rc) rc = write_metric(g, DATM_MET_PERPLEXITY, c->ppl, err);
+        if (!rc) rc = write_metric(g, DATM_MET_PERPLEXITY_OBS, c->ppl_obs, err);
+        if (!rc) rc = write_metric(g, DATM_MET_TEST_S_PER_DOC, c->test_s_per_doc, err);
+        if (!rc) rc = write_metric(g, DATM_MET_TRAIN_S, c->st.acc.train_s, err);
+        if (!rc) rc = write_metric(g, DATM_MET_ERROR_RATE, c->error_rate, err);
+        const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
+        if (!rc) rc = datm_h5_attr_i64(g, "samples", datm_config_int(ec, "samples"), err);
+        if (!rc) rc = datm_h5_attr_i64(g, "burnin", datm_config_int(ec, "burnin"), err);
+        if (!rc) rc = datm_h5_attr_i64(g, "time_samples", datm_config_int(ec, "time_samples"), err);
+        if (!rc) rc = datm_h5_attr_str(g, "protocol", c->data.protocol, err);
+        if (!rc) rc = datm_h5_attr_i64(g, "eval_docs", c->data.eval_obs.n_rows, err);
+        datm_h5_close(&g);
+    }
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CURVES, 1, &g, err);
+    if (!rc) rc = datm_curves_write(&c->curves, g, err);
+    datm_h5_close(&g);
+    if (!rc && with_model) {
+        datm_h5_delete(f, DATM_GRP_MODEL, err);
+        rc = datm_h5_group(f, DATM_GRP_MODEL, 1, &g, err);
+        if (!rc) rc = datm_h5_attr_str(g, "variant", c->spec->variant, err);
+        if (!rc && c->m->ops->save) rc = c->m->ops->save(c->m, g, err);
+        /* readers rely on phi_<l>: add what the variant's save() did not */
+        for (int l = 1; !rc && c->m->ops->get_phi && l <= c->n_layers; l++) {
+            char name[32];
+            snprintf(name, sizeof name, DATM_MODEL_PHI_FMT, l);
+            const float *phi;
+            int64_t dims[2];
+            if (datm_h5_exists(g, name) ||
+                c->m->ops->get_phi(c->m, l, &phi, &dims[0], &dims[1]) != DATM_OK)
+                continue;
+            rc = datm_h5_write_f32(g, name, phi, 2, dims, err);
+        }
+        datm_h5_close(&g);
+    }
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 1, &g, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "iteration", c->st.iteration, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "epoch", c->st.epoch, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "batch", c->st.batch, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "total_iters", c->total, err);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    if (rc) datm_error_prefix(err, "writing %s: ", c->part);
+    return rc;
+}
+
+static int set_status(run_ctx *c, const char *status, const char *msg, datm_error *err)
+{
+    datm_h5 *f = NULL;
+    char now[64];
+    datm_utc_now(now, sizeof now);
+    int rc = datm_h5_open(c->part, 1, &f, err);
+    if (!rc && msg) rc = datm_h5_attr_str(f, "error", msg, err);
+    if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_FINISHED, now, err);
+    if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_HEARTBEAT, now, err);
+    if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_STATUS, status, err);   /* last */
+    datm_h5_close(&f);
+    return rc;
+}
+
+/* ---- report (markdown summary) ---- */
+
+static void write_report(run_ctx *c)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/report.md", c->opts->run_dir);
+    FILE *f = fopen(path, "w");
+    if (!f) { datm_warn("%s: cannot write the report", path); return; }
+    const datm_config *rc_ = datm_spec_section(c->spec, DATM_SEC_RUN);
+    fprintf(f, "# %s\n\nvariant `%s`, data `%s` (%s), seed %lld, spec hash `%.16s`\n\n",
+            datm_config_str(rc_, "name"), c->spec->variant,
+            datm_config_str(datm_spec_section(c->spec, DATM_SEC_DATA), "dataset"), c->data.protocol,
+            (long long)datm_config_int(rc_, "seed"), c->spec->hash);
+    fprintf(f, "| metric | value |\n|---|---|\n");
+    const struct { const char *name; double v; } mets[] = {
+        {DATM_MET_PERPLEXITY, c->ppl}, {DATM_MET_PERPLEXITY_OBS, c->ppl_obs},
+        {DATM_MET_ERROR_RATE, c->error_rate}, {DATM_MET_TEST_S_PER_DOC, c->test_s_per_doc},
+        {DATM_MET_TRAIN_S, c->st.acc.train_s}};
+    for (size_t i = 0; i < DATM_COUNTOF(mets); i++)
+        if (!isnan(mets[i].v)) fprintf(f, "| %s | %.9g |\n", mets[i].name, mets[i].v);
+    fprintf(f, "\n%lld mini-batches of %lld documents; %lld training and %lld evaluation "
+               "documents; S = %lld samples.\n\n", (long long)c->st.iteration,
+            (long long)datm_config_int(datm_spec_section(c->spec, DATM_SEC_TRAIN), "batch_size"),
+            (long long)c->data.train_X.n_rows, (long long)c->data.eval_obs.n_rows,
+            (long long)datm_config_int(datm_spec_section(c->spec, DATM_SEC_EVALUATE), "samples"));
+    fprintf(f, "Figures: `figures/` (each with its `.gp` and `.dat`).\n\n## Resolved spec\n\n```yaml\n%s```\n",
+            c->spec->resolved);
+    fclose(f);
+}
+
+/* ---- the run ---- */
+
+static int prepare(run_ctx *c, datm_error *err)
+{
+    const char *dir = c->opts->run_dir;
+    int rc = mkdir_p(dir, err);
+    if (rc) return rc;
+    snprintf(c->part, sizeof c->part, "%s/%s.part", dir, DATM_RESULT_FILE);
+    snprintf(c->final, sizeof c->final, "%s/%s", dir, DATM_RESULT_FILE);
+    /* a stale COMPLETED result must not survive a new attempt that then crashes */
+    remove(c->final);
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", dir, DATM_RESULT_SPEC_FILE);
+    rc = write_text_atomic(path, c->spec->resolved, err);
+    if (rc) return rc;
+    if (!c->opts->resume) {
+        char buf[16384];
+        size_t o = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < c->spec->n_overrides && o < sizeof buf; i++)
+            o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\n", c->spec->overrides[i]);
+        snprintf(path, sizeof path, "%s/overrides.txt", dir);
+        rc = write_text_atomic(path, buf, err);
+        if (rc) return rc;
+        /* a fresh run starts without checkpoints of an earlier attempt */
+        for (;;) {
+            int64_t it;
+            datm_error e = {0};
+            if (datm_checkpoint_latest(dir, path, sizeof path, &it, &e)) break;
+            if (remove(path) != 0) break;
+        }
+    }
+    snprintf(path, sizeof path, "%s/run.log", dir);
+    c->log = fopen(path, c->opts->resume ? "a" : "w");
+    return DATM_OK;
+}
+
+static int setup_model(run_ctx *c, datm_error *err)
+{
+    const datm_spec *s = c->spec;
+    const datm_config *tc = datm_spec_section(s, DATM_SEC_TRAIN);
+    const int64_t N = c->data.train_X.n_rows, B = datm_config_int(tc, "batch_size");
+    c->bpe = datm_config_bool(tc, "drop_last") ? N / B : (N + B - 1) / B;
+    if (c->bpe <= 0)
+        return datm_error_set(err, DATM_E_INVALID, "train.batch_size %lld with drop_last leaves no "
+                              "mini-batch of %lld documents", (long long)B, (long long)N);
+    c->total = c->bpe * datm_config_int(tc, "epochs");
+    datm_run_info info = {
+        .n_train = N, .n_vocab = c->data.train_X.n_cols, .n_classes = c->data.train.n_classes,
+        .batch_size = B, .epochs = datm_config_int(tc, "epochs"), .total_iters = c->total,
+        .seed = c->seed, .threads = omp_get_max_threads(), .train = &c->data.train_X,
+        .train_labels = c->data.train_labels, .vocab = c->data.train.vocab};
+    int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, &c->m, err);
+    if (rc) return datm_error_prefix(err, "model %s: ", s->variant);
+    c->n_layers = c->m->ops->n_layers ? c->m->ops->n_layers(c->m) : 1;
+    rc = datm_curves_init(&c->curves, c->n_layers, err);
+    if (rc || !c->opts->resume) return rc;
+    char path[1300];
+    int64_t it;
+    datm_error e = {0};
+    if (datm_checkpoint_latest(c->opts->run_dir, path, sizeof path, &it, &e)) {
+        datm_info("resume: no complete checkpoint in %s; starting from the beginning",
+                  c->opts->run_dir);
+        return DATM_OK;
+    }
+    rc = datm_checkpoint_read(path, s, c->m, &c->st, &c->curves, err);
+    if (!rc) datm_info("resume: continuing after iteration %lld of %lld (%s)",
+                       (long long)c->st.iteration, (long long)c->total, path);
+    return rc;
+}
+
+int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
+{
+    run_ctx c;
+    memset(&c, 0, sizeof c);
+    c.spec = spec;
+    c.opts = opts;
+    c.ppl = c.ppl_obs = c.test_s_per_doc = c.error_rate = NAN;
+    const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
+    c.seed = (uint64_t)datm_config_int(rc_, "seed");
+    int threads = (int)datm_config_int(rc_, "threads");
+    if (threads > 0) omp_set_num_threads(threads);
+    threads = omp_get_max_threads();
+
+    int rc = prepare(&c, err);
+    if (rc) return rc;
+    datm_log_set_callback(tee_log, c.log);
+    datm_info("run %s: variant %s, spec hash %.16s, %d threads -> %s",
+              datm_config_str(rc_, "name"), spec->variant, spec->hash, threads, opts->run_dir);
+
+    /* result.h5.part with provenance and status RUNNING before any work */
+    datm_h5 *f = NULL;
+    rc = datm_h5_create(c.part, &f, err);
+    if (!rc) rc = datm_provenance_write(f, spec, opts, threads, err);
+    datm_h5_close(&f);
+    if (!rc) {
+        double t0 = datm_time_now();
+        rc = datm_run_data_load(spec, &c.data, err);
+        if (!rc)
+            datm_info("data: %s (%s): %lld training documents, %lld evaluation documents, V = %lld "
+                      "(%.2fs)", c.data.dir, c.data.protocol, (long long)c.data.train_X.n_rows,
+                      (long long)c.data.eval_obs.n_rows, (long long)c.data.train_X.n_cols,
+                      datm_time_now() - t0);
+    }
+    if (!rc) {
+        rc = datm_h5_open(c.part, 1, &f, err);
+        if (!rc) rc = datm_data_info_write(f, spec, &c.data, err);
+        datm_h5_close(&f);
+    }
+    int have_model = 0;
+    if (!rc) rc = setup_model(&c, err);
+    if (!rc) have_model = 1;
+    if (!rc) rc = train_stage(&c, err);
+    if (!rc) rc = evaluate_stage(&c, err);
+
+    const datm_config *oc = datm_spec_section(spec, DATM_SEC_OUTPUT);
+    if (!rc) {
+        rc = write_result_body(&c, 1, 1, err);
+        if (!rc && opts->topics && datm_config_bool(oc, "topics")) {
+            datm_error e = {0};
+            if (opts->topics(opts->run_dir, c.part, &e))
+                datm_warn("topics stage: %s", e.msg);
+        }
+        if (!rc) rc = set_status(&c, DATM_STATUS_COMPLETED, NULL, err);
+        if (!rc && rename(c.part, c.final) != 0)
+            rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s", c.part, c.final);
+        if (!rc) {
+            datm_info("result: %s (COMPLETED)", c.final);
+            datm_error e = {0};
+            if (opts->figures && datm_config_bool(oc, "figures") &&
+                opts->figures(opts->run_dir, c.final, &e))
+                datm_warn("figures stage: %s", e.msg);
+            datm_error_clear(&e);
+            if (datm_config_bool(oc, "report")) {
+                if (opts->report) {
+                    if (opts->report(opts->run_dir, c.final, &e)) datm_warn("report stage: %s", e.msg);
+                } else {
+                    write_report(&c);
+                }
+            }
+        }
+    } else {
+        /* keep what there is; the status says how it ended */
+        const char *status = rc == DATM_E_INTERRUPTED ? DATM_STATUS_INTERRUPTED : DATM_STATUS_FAILED;
+        datm_error e = {0};
+        int numeric = rc == DATM_E_NUMERIC;
+        if (have_model && write_result_body(&c, !numeric, 0, &e))
+            datm_warn("%s", e.msg);
+        if (set_status(&c, status, err->msg, &e)) datm_warn("%s", e.msg);
+        datm_log(DATM_LOG_ERROR, "%s; %s is %s", err->msg, c.part, status);
+    }
+    datm_log_set_callback(NULL, NULL);
+    if (c.log) fclose(c.log);
+    if (c.m) c.m->ops->destroy(c.m);
+    datm_curves_free(&c.curves);
+    datm_run_data_free(&c.data);
+    return rc;
+}
+
+int datm_run_status_read(const char *run_dir, char *status, size_t size)
+{
+    char path[1300];
+    const char *names[2] = {DATM_RESULT_FILE, DATM_RESULT_FILE ".part"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", run_dir, names[i]);
+        struct stat st;
+        if (stat(path, &st) != 0) continue;
+        datm_h5 *f = NULL;
+        datm_error e = {0};
+        if (datm_h5_open(path, 0, &f, &e) ||
+            datm_h5_attr_get_str(f, DATM_ATTR_STATUS, status, size, &e)) {
+            datm_h5_close(&f);
+            snprintf(status, size, "UNREADABLE");
+            return DATM_OK;
+        }
+        datm_h5_close(&f);
+        return DATM_OK;
+    }
+    snprintf(status, size, "MISSING");
+    return DATM_OK;
+}

@@ -1,0 +1,146 @@
+/* engine/pipeline/run_data.c: the data of one run, loaded once (DESIGN.md section 3, step 2)
+ * and split by the evaluation protocol of section 6:
+ *   heldout-docs: train on train.docword; theta of each test document comes from its observed
+ *                 part test_obs, its held-out part test_heldout is scored;
+ *   token-split:  a seeded per-document split of every training document (obs_fraction
+ *                 observed); train on the observed parts, score the held-out parts.
+ * File hashes are kept for provenance. Letters: N documents, V words. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pipeline/run_internal.h"
+
+static int file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* DIR/SPLIT.docword.gz or DIR/SPLIT.docword; 0 when neither exists. */
+static int docword_path(const char *dir, const char *split, char *out, size_t size)
+{
+    snprintf(out, size, "%s/%s.docword.gz", dir, split);
+    if (file_exists(out)) return 1;
+    snprintf(out, size, "%s/%s.docword", dir, split);
+    return file_exists(out);
+}
+
+static int hash_split(datm_run_data *d, const char *split, datm_error *err)
+{
+    char path[1200];
+    if (d->n_files >= 4 || !docword_path(d->dir, split, path, sizeof path)) return DATM_OK;
+    snprintf(d->file_name[d->n_files], sizeof d->file_name[0], "%s", strrchr(path, '/') + 1);
+    int rc = datm_sha256_file(path, d->file_hash[d->n_files], err);
+    if (!rc) d->n_files++;
+    return rc;
+}
+
+/* out = the first n rows of src (n <= 0 or n >= rows: a copy of all). */
+static int first_rows(const datm_csr *src, int64_t n, datm_csr *out, datm_error *err)
+{
+    if (n <= 0 || n >= src->n_rows) return datm_csr_copy(src, out, err);
+    int64_t *rows = datm_alloc_array((size_t)n, sizeof *rows, err);
+    if (!rows) return DATM_E_NOMEM;
+    for (int64_t i = 0; i < n; i++) rows[i] = i;
+    int rc = datm_csr_select_rows(src, rows, n, out, err);
+    datm_free(rows);
+    return rc;
+}
+
+static int load_split(const datm_run_data *d, const char *split, datm_corpus *c, int64_t V,
+                      datm_error *err)
+{
+    int rc = datm_corpus_load(d->dir, split, c, err);
+    if (rc) return rc;
+    if (c->X.n_cols != V)
+        return datm_error_set(err, DATM_E_FORMAT, "%s/%s: %lld words, but train has %lld", d->dir,
+                              split, (long long)c->X.n_cols, (long long)V);
+    return DATM_OK;
+}
+
+int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
+{
+    memset(d, 0, sizeof *d);
+    const datm_config *dc = datm_spec_section(spec, DATM_SEC_DATA);
+    const datm_config *tc = datm_spec_section(spec, DATM_SEC_TRAIN);
+    const char *name = datm_config_str(dc, "dataset");
+    int rc = datm_dataset_resolve(name, d->dir, sizeof d->dir, err);
+    if (rc) return rc;
+    rc = datm_corpus_load(d->dir, "train", &d->train, err);
+    if (rc) return rc;
+    const int64_t V = d->train.X.n_cols;
+
+    char p1[1200], p2[1200];
+    int has_heldout = docword_path(d->dir, "test_obs", p1, sizeof p1) &&
+                      docword_path(d->dir, "test_heldout", p2, sizeof p2);
+    const char *proto = datm_config_str(dc, "protocol");
+    if (!strcmp(proto, "auto")) proto = has_heldout ? "heldout-docs" : "token-split";
+    snprintf(d->protocol, sizeof d->protocol, "%s", proto);
+    if (!strcmp(proto, "heldout-docs") && !has_heldout)
+        return datm_error_set(err, DATM_E_INVALID, "data.protocol heldout-docs: %s has no "
+                              "test_obs/test_heldout docword files (use token-split)", d->dir);
+
+    const int64_t n_train = datm_config_int(dc, "train_docs");
+    const int64_t n_eval = datm_config_int(dc, "eval_docs");
+    datm_csr train_all = {0};
+    rc = first_rows(&d->train.X, n_train, &train_all, err);
+    if (rc) return rc;
+    d->train_labels = d->train.labels;
+    rc = hash_split(d, "train", err);
+
+    if (!rc && !strcmp(proto, "heldout-docs")) {
+        datm_corpus obs = {0}, held = {0};
+        rc = load_split(d, "test_obs", &obs, V, err);
+        if (!rc) rc = load_split(d, "test_heldout", &held, V, err);
+        if (!rc && obs.X.n_rows != held.X.n_rows)
+            rc = datm_error_set(err, DATM_E_FORMAT, "%s: test_obs has %lld documents, "
+                                "test_heldout %lld", d->dir, (long long)obs.X.n_rows,
+                                (long long)held.X.n_rows);
+        if (!rc) rc = first_rows(&obs.X, n_eval, &d->eval_obs, err);
+        if (!rc) rc = first_rows(&held.X, n_eval, &d->eval_held, err);
+        if (!rc) rc = hash_split(d, "test_obs", err);
+        if (!rc) rc = hash_split(d, "test_heldout", err);
+        datm_corpus_free(&obs);
+        datm_corpus_free(&held);
+        if (!rc) { d->train_X = train_all; memset(&train_all, 0, sizeof train_all); }
+    } else if (!rc) {
+        /* token-split of the training documents (DESIGN 6): the split's seed is the run's */
+        datm_csr obs = {0}, held = {0};
+        uint64_t seed = (uint64_t)datm_config_int(datm_spec_section(spec, DATM_SEC_RUN), "seed");
+        rc = datm_token_split(&train_all, datm_config_real(dc, "obs_fraction"), seed, &obs, &held,
+                              err);
+        if (!rc) rc = first_rows(&obs, n_eval, &d->eval_obs, err);
+        if (!rc) rc = first_rows(&held, n_eval, &d->eval_held, err);
+        if (!rc) { d->train_X = obs; memset(&obs, 0, sizeof obs); }
+        datm_csr_free(&obs);
+        datm_csr_free(&held);
+    }
+    datm_csr_free(&train_all);
+    if (!rc) rc = first_rows(&d->eval_obs, datm_config_int(tc, "eval_docs"), &d->curve_obs, err);
+    if (!rc) rc = first_rows(&d->eval_held, datm_config_int(tc, "eval_docs"), &d->curve_held, err);
+
+    /* full test documents with labels, for the classification metric */
+    char lp[1200];
+    snprintf(lp, sizeof lp, "%s/test.labels", d->dir);
+    if (!rc && file_exists(lp) && docword_path(d->dir, "test", p1, sizeof p1) &&
+        datm_config_bool(datm_spec_section(spec, DATM_SEC_EVALUATE), "classify")) {
+        rc = load_split(d, "test", &d->test, V, err);
+        if (!rc) d->have_test = 1;
+        if (!rc) rc = hash_split(d, "test", err);
+    }
+    if (rc) datm_run_data_free(d);
+    return rc;
+}
+
+void datm_run_data_free(datm_run_data *d)
+{
+    datm_corpus_free(&d->train);
+    datm_corpus_free(&d->test);
+    datm_csr_free(&d->train_X);
+    datm_csr_free(&d->eval_obs);
+    datm_csr_free(&d->eval_held);
+    datm_csr_free(&d->curve_obs);
+    datm_csr_free(&d->curve_held);
+    memset(d, 0, sizeof *d);
+}
