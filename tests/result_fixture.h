@@ -85,8 +85,8 @@ static int fixture_write(const char *dir, const fixture_run *r)
         const int V = r->img * r->img;
         char **vocab = malloc(V * sizeof *vocab);
         for (int v = 0; v < V; v++) {
-            vocab[v] = malloc(24);
-            snprintf(vocab[v], 24, "p_%d_%d", v / r->img, v % r->img);
+            vocab[v] = malloc(32);
+            snprintf(vocab[v], 32, "p_%d_%d", v / r->img, v % r->img);
         }
         rc = datm_h5_write_strings(f, "data/vocab", (const char *const *)vocab, V, &err);
         for (int v = 0; v < V; v++) free(vocab[v]);
