@@ -6,9 +6,13 @@
 
 /* extern const datm_model_ops datm_model_xxx; -- one line per variant, in table order */
 extern const datm_model_ops datm_model_unigram;
+extern const datm_model_ops datm_model_dlda_gibbs;
+extern const datm_model_ops datm_model_dlda_tlasgr;
 
 static const datm_model_ops *const registry[] = {
     &datm_model_unigram,
+    &datm_model_dlda_gibbs,
+    &datm_model_dlda_tlasgr,
     NULL /* end */
 };
 

@@ -1,0 +1,86 @@
+/* models/dlda_common.h: what the two deep-LDA variants (dlda-gibbs, dlda-tlasgr) share —
+ * the schema keys of the decoder, reading them into decoder options, the test-document
+ * Gibbs chain used for perplexity and features, and save/load of the decoder state.
+ * Not a variant itself: the registry lists dlda_gibbs.c and dlda_tlasgr.c. */
+#ifndef DATM_MODELS_DLDA_COMMON_H
+#define DATM_MODELS_DLDA_COMMON_H
+
+#include "decoder/decoder.h"
+#include "eval/perplexity.h"
+#include "io/h5.h"
+#include "pipeline/model.h"
+
+/* Schema entries common to both variants (each variant's table starts with these). */
+#define DLDA_NOB 1.0, 0.0
+#define DLDA_COMMON_SCHEMA                                                                     \
+    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 1e6, NULL,                             \
+     "widths K_1..K_L from the bottom (topics over words) up"},                                \
+    {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,                                      \
+     "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value for all "          \
+     "layers, or one per layer"},                                                              \
+    {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,                                       \
+     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (reference-notes 1.1)"},      \
+    {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): gamma0"}, \
+    {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): c0"},          \
+    {"r_floor", DATM_PARAM_REAL, "1e-10", 0, 1, NULL, "r_k is kept >= r_floor"},               \
+    {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,                                     \
+     "Phi entries are clamped to >= phi_floor before renormalising (no exact zeros)"},         \
+    {"a0pj", DATM_PARAM_REAL, "0.01", 1e-12, 1e6, NULL, "p_n(2) ~ Beta(a0pj + x_n, b0pj + .)"}, \
+    {"b0pj", DATM_PARAM_REAL, "0.01", 1e-12, 1e6, NULL, "p_n(2) ~ Beta(a0pj + ., b0pj + .)"},  \
+    {"e0cj", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)"},  \
+    {"f0cj", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)"},  \
+    {"count_mode", DATM_PARAM_CHOICE, "sampled", DLDA_NOB, "sampled|expected",                 \
+     "augmented counts fed to the global update: sampled, or their expectations "             \
+     "(FurCollapse, reference-notes 1.8)"},                                                    \
+    {"test_burnin", DATM_PARAM_INT, "100", 0, 1e7, NULL,                                       \
+     "test-document Gibbs sweeps (globals fixed) before the first evaluation draw"},           \
+    {"eval_thin", DATM_PARAM_INT, "1", 1, 1e6, NULL, "test-document sweeps per evaluation draw"}, \
+    {"eval_globals", DATM_PARAM_CHOICE, "chain", DLDA_NOB, "chain|fixed",                      \
+     "chain: each evaluation draw also advances a copy of the global chain by one training "  \
+     "iteration, so the rate averages over Phi samples too (the authors' interleaved "         \
+     "protocol); fixed: the current globals only"}
+
+/* Everything read from the model: section that both variants use. */
+typedef struct dlda_cfg {
+    int           L;
+    int64_t       K[DATM_GBN_MAX_LAYERS + 1];   /* K[0] = V */
+    datm_gbn_opts o;
+    datm_aug_mode mode;
+    int64_t       test_burnin, eval_thin;
+    int           eval_chain;                   /* eval_globals == chain */
+    int64_t       cp_after;                     /* as given (variant resolves defaults) */
+} dlda_cfg;
+
+int dlda_cfg_read(const datm_config *cfg, const datm_run_info *info, dlda_cfg *out,
+                  datm_error *err);
+
+/* A test-document chain with the globals passed in fixed (reference-notes 1.9, 4.2). */
+typedef struct dlda_test {
+    const datm_csr *X;          /* (N, V) observed part, borrowed */
+    datm_gbn_chain *ch;
+    float          *theta_f;    /* (N, K_1) float copy for the rate accumulator */
+    uint64_t        seed;
+    int64_t         cp_after;
+    datm_aug_mode   mode;
+} dlda_test;
+
+int  dlda_test_begin(const datm_gbn *g, const datm_csr *X, uint64_t seed, int64_t cp_after,
+                     dlda_test *t, datm_error *err);
+/* n sweeps with the globals of g; keys (seed, EVAL, sweep counter, row). */
+int  dlda_test_sweeps(const datm_gbn *g, dlda_test *t, int64_t n, datm_error *err);
+/* Adds Phi(1) theta(1) of the current state to acc. */
+void dlda_test_add(const datm_gbn *g, dlda_test *t, datm_rate_accum *acc);
+void dlda_test_end(dlda_test *t);
+
+/* infer(): burn-in sweeps then nsamples (<= 0: 100) sweeps averaging theta per layer. */
+int dlda_infer(const datm_gbn *g, const dlda_cfg *c, const datm_csr *docs, uint64_t seed,
+               int nsamples, datm_theta *out, datm_error *err);
+
+/* Decoder state under g as phi_1.., M_1.., r, state (datm_gbn_views). */
+int dlda_save_gbn(datm_gbn *g, datm_h5 *grp, datm_error *err);
+int dlda_load_gbn(datm_gbn *g, datm_h5 *grp, datm_error *err);
+
+/* Per-document Poisson log-likelihood of X under Phi(1) theta(1) (theta (B, K_1)). */
+double dlda_loglik_per_doc(const datm_gbn *g, const datm_csr *X, const double *theta1);
+
+#endif

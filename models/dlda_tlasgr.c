@@ -1,0 +1,278 @@
+/* models/dlda_tlasgr.c: DLDA-TLASGR ("dlda-tlasgr"), deep LDA with topic-layer-adaptive
+ * stochastic gradient Riemannian MCMC for the globals (paper section II-A, eqs. Phi-updata,
+ * r_update, update_M; reference-notes 1.3-1.10).
+ *
+ * Per mini-batch (B = train.batch_size, 200 in the paper): a fresh local Gibbs chain
+ * (theta(t) = 1/K_t, c = 1) runs burnin_sweeps upward-downward sweeps, then collect_sweeps
+ * more whose augmented counts are averaged; then one TLASGR step on every Phi(l) and r with
+ * rho = N / B. c_n, p_n are sampled after cp_after sweeps of each local chain.
+ *
+ * Evaluation (eval_globals: chain, default): the test documents' chain is burnt in with the
+ * globals fixed, then every draw runs one more TLASGR mini-batch step on a copy of the
+ * globals (a random mini-batch of training documents) and eval_thin test sweeps with the
+ * copy's globals — the authors' protocol of one test sweep per training mini-batch with
+ * Phi(1) theta summed over the collected draws. */
+#include <string.h>
+
+#include "dlda_common.h"
+#include "rand/rand.h"
+
+typedef struct dlda_tlasgr {
+    datm_model      base;
+    dlda_cfg        c;
+    int64_t         burnin, collect, cp_after;   /* local chain per mini-batch */
+    datm_gbn       *g;
+    const datm_csr *train;    /* (N, V) borrowed from datm_run_info */
+    int64_t         n_train;
+    int64_t         B;        /* mini-batch size */
+    datm_gbn_chain *ch;       /* local chain, capacity >= B */
+    datm_gbn_stats *s;
+} dlda_tlasgr;
+
+static const datm_param_schema dlda_tlasgr_schema[] = {
+    DLDA_COMMON_SCHEMA,
+    {"burnin_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "local Gibbs sweeps per mini-batch before collecting (0 = 20 L, reference-notes 1.10)"},
+    {"collect_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "local sweeps whose augmented counts are averaged for the update (0 = 10 L)"},
+    {"cp_after", DATM_PARAM_INT, "-1", -1, 1e6, NULL,
+     "local sweeps before c_n, p_n are sampled (-1 = min(burnin/2, 10))"},
+    {"eps0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+     "step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0, t = mini-batches so far"},
+    {"tau0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps_t schedule: tau0"},
+    {"kappa0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps_t schedule: kappa0"},
+    {"epsm0", DATM_PARAM_REAL, "0.5", 0, 1, NULL,
+     "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7"},
+    {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
+    {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
+    {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
+     "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+static uint64_t eval_seed(uint64_t seed) { return seed ^ 0xA5A5A5A5DEADBEEFull; }
+
+/* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g. */
+static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const int64_t *doc_ids,
+                          uint64_t seed, uint32_t purpose, uint64_t step, datm_tlasgr_report *rep,
+                          datm_error *err)
+{
+    const int64_t B = X->n_rows;
+    if (B > m->B) {   /* capacity of the local chain */
+        datm_gbn_chain_destroy(&m->ch);
+        int rc = datm_gbn_chain_create(g, B, &m->ch, err);
+        if (rc) return rc;
+        m->B = B;
+    }
+    datm_gbn_chain_init(m->ch, B);
+    datm_gbn_stats_reset(m->s);
+    datm_gbn_sweep_opts so = {.cp_after = m->cp_after, .mode = m->c.mode};
+    for (int64_t sw = 0; sw < m->burnin + m->collect; sw++) {
+        datm_gbn_key key = {.seed = seed, .purpose = purpose, .step = step * 4096 + (uint64_t)sw,
+                            .doc_ids = doc_ids};
+        int rc = datm_gbn_chain_sweep(g, X, m->ch, &key, &so, sw >= m->burnin ? m->s : NULL, err);
+        if (rc) return rc;
+    }
+    double rho = (double)m->n_train / (double)B;
+    return datm_tlasgr_step(g, m->s, rho, seed, rep, err);
+}
+
+static void dt_destroy(datm_model *mm)
+{
+    dlda_tlasgr *m = (dlda_tlasgr *)mm;
+    if (!m) return;
+    datm_gbn_destroy(&m->g);
+    datm_gbn_chain_destroy(&m->ch);
+    datm_gbn_stats_destroy(&m->s);
+    datm_free(m);
+}
+
+static int dt_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
+                          datm_train_stats *st, datm_error *err)
+{
+    dlda_tlasgr *m = (dlda_tlasgr *)mm;
+    if (b->X->n_rows < 1) return DATM_OK;
+    datm_tlasgr_report rep;
+    int rc = tlasgr_iterate(m, m->g, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
+                            (uint64_t)ctx->iteration, &rep, err);
+    if (rc) return datm_error_prefix(err, "dlda-tlasgr mini-batch %lld: ", (long long)ctx->iteration);
+    memset(st, 0, sizeof *st);
+    st->n_layers = m->g->L;
+    st->loglik = dlda_loglik_per_doc(m->g, b->X, m->ch->theta[1]);
+    st->loss = -st->loglik;
+    for (int l = 1; l <= m->g->L; l++) st->step[l - 1] = rep.step_mean[l];
+    return DATM_OK;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+typedef struct dt_eval {
+    dlda_test t;
+    datm_gbn *g;          /* chain mode: copy of the globals, else NULL */
+    int64_t  *perm;       /* (N) chain mode: row order for random mini-batches */
+    uint64_t  seed;
+    int64_t   draws;
+} dt_eval;
+
+static void dt_eval_end(datm_model *mm, void *state)
+{
+    (void)mm;
+    dt_eval *e = state;
+    if (!e) return;
+    dlda_test_end(&e->t);
+    datm_gbn_destroy(&e->g);
+    datm_free(e->perm);
+    datm_free(e);
+}
+
+static int dt_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **state,
+                         datm_error *err)
+{
+    dlda_tlasgr *m = (dlda_tlasgr *)mm;
+    *state = NULL;
+    dt_eval *e = datm_alloc(sizeof *e, err);
+    if (!e) return err->code;
+    e->seed = seed;
+    int64_t cp = m->c.cp_after >= 0 ? m->c.cp_after : 10;
+    int rc = dlda_test_begin(m->g, obs, seed, cp, &e->t, err);
+    if (!rc && m->c.eval_chain) {
+        rc = datm_gbn_create(m->g->L, m->g->K, &m->g->o, 0, &e->g, err);
+        if (!rc) datm_gbn_copy(e->g, m->g);
+        e->perm = rc ? NULL : datm_alloc_array((size_t)m->n_train, sizeof(int64_t), err);
+        if (!rc && !e->perm) rc = err->code;
+        for (int64_t i = 0; !rc && i < m->n_train; i++) e->perm[i] = i;
+    }
+    if (!rc) rc = dlda_test_sweeps(m->g, &e->t, m->c.test_burnin, err);
+    if (rc) { dt_eval_end(mm, e); return rc; }
+    *state = e;
+    return DATM_OK;
+}
+
+/* One TLASGR step of the evaluation copy on B random training documents. */
+static int dt_eval_advance(dlda_tlasgr *m, dt_eval *e, datm_error *err)
+{
+    const int64_t N = m->n_train, B = m->B < N ? m->B : N;
+    datm_rng r;
+    datm_rng_init2(&r, eval_seed(e->seed), DATM_STREAM_EVAL, (uint64_t)1 << 40,
+                   (uint64_t)e->draws);
+    for (int64_t i = 0; i < B; i++) {   /* partial Fisher-Yates: perm[0..B) is a random subset */
+        int64_t j = i + (int64_t)datm_rng_below(&r, (uint64_t)(N - i));
+        int64_t t = e->perm[i];
+        e->perm[i] = e->perm[j];
+        e->perm[j] = t;
+    }
+    datm_csr Xb;
+    int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
+    if (rc) return rc;
+    rc = tlasgr_iterate(m, e->g, &Xb, e->perm, eval_seed(e->seed), DATM_STREAM_EVAL,
+                        ((uint64_t)1 << 30) + (uint64_t)e->draws, NULL, err);
+    datm_csr_free(&Xb);
+    return rc;
+}
+
+static int dt_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_accum *acc,
+                        datm_error *err)
+{
+    (void)draw;
+    dlda_tlasgr *m = (dlda_tlasgr *)mm;
+    dt_eval *e = state;
+    datm_gbn *g = m->g;
+    int rc = DATM_OK;
+    if (e->g) {
+        rc = dt_eval_advance(m, e, err);
+        g = e->g;
+    }
+    if (!rc) rc = dlda_test_sweeps(g, &e->t, m->c.eval_thin, err);
+    if (rc) return rc;
+    dlda_test_add(g, &e->t, acc);
+    e->draws++;
+    return DATM_OK;
+}
+
+/* ---------------------------------------------------------------- the rest of the contract */
+
+static int dt_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
+                    datm_theta *out, datm_error *err)
+{
+    const dlda_tlasgr *m = (const dlda_tlasgr *)mm;
+    return dlda_infer(m->g, &m->c, docs, seed, nsamples, out, err);
+}
+
+static int dt_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
+                      int64_t *cols)
+{
+    const dlda_tlasgr *m = (const dlda_tlasgr *)mm;
+    if (layer < 1 || layer > m->g->L) return DATM_E_INVALID;
+    *phi = m->g->phi_f[layer];
+    *rows = m->g->K[layer - 1];
+    *cols = m->g->K[layer];
+    return DATM_OK;
+}
+
+static int dt_n_layers(const datm_model *mm) { return ((const dlda_tlasgr *)mm)->g->L; }
+
+static int dt_save(const datm_model *mm, struct datm_h5 *grp, datm_error *err)
+{
+    return dlda_save_gbn(((const dlda_tlasgr *)mm)->g, grp, err);
+}
+
+static int dt_load(datm_model *mm, struct datm_h5 *grp, datm_error *err)
+{
+    return dlda_load_gbn(((dlda_tlasgr *)mm)->g, grp, err);
+}
+
+static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                     datm_error *err);
+
+const datm_model_ops datm_model_dlda_tlasgr = {
+    .api_version = DATM_MODEL_API_VERSION,
+    .name = "dlda-tlasgr",
+    .summary = "deep LDA / PGBN with TLASGR-MCMC globals and a local Gibbs chain per mini-batch",
+    .schema = dlda_tlasgr_schema,
+    .create = dt_create,
+    .train_batch = dt_train_batch,
+    .eval_begin = dt_eval_begin,
+    .eval_step = dt_eval_step,
+    .eval_end = dt_eval_end,
+    .infer = dt_infer,
+    .predict = NULL,
+    .get_phi = dt_get_phi,
+    .n_layers = dt_n_layers,
+    .save = dt_save,
+    .load = dt_load,
+    .destroy = dt_destroy,
+};
+
+static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                     datm_error *err)
+{
+    *out = NULL;
+    if (!info->train || info->n_train < 1)
+        return datm_error_set(err, DATM_E_INVALID, "dlda-tlasgr: needs the training set");
+    dlda_tlasgr *m = datm_alloc(sizeof *m, err);
+    if (!m) return err->code;
+    m->base.ops = &datm_model_dlda_tlasgr;
+    int rc = dlda_cfg_read(cfg, info, &m->c, err);
+    if (!rc) {
+        datm_gbn_opts *o = &m->c.o;
+        o->eps0 = datm_config_real(cfg, "eps0");
+        o->tau0 = datm_config_real(cfg, "tau0");
+        o->kappa0 = datm_config_real(cfg, "kappa0");
+        o->epsm0 = datm_config_real(cfg, "epsm0");
+        o->taum0 = datm_config_real(cfg, "taum0");
+        o->kappam0 = datm_config_real(cfg, "kappam0");
+        o->m_floor = datm_config_real(cfg, "m_floor");
+        int64_t bs = datm_config_int(cfg, "burnin_sweeps"), cs = datm_config_int(cfg, "collect_sweeps");
+        m->burnin = bs > 0 ? bs : 20 * (int64_t)m->c.L;
+        m->collect = cs > 0 ? cs : 10 * (int64_t)m->c.L;
+        m->cp_after = m->c.cp_after >= 0 ? m->c.cp_after : DATM_MIN(m->burnin / 2, 10);
+    }
+    m->train = info->train;
+    m->n_train = info->n_train;
+    m->B = info->batch_size > 0 ? DATM_MIN(info->batch_size, info->n_train) : 200;
+    if (!rc) rc = datm_gbn_create(m->c.L, m->c.K, &m->c.o, info->seed, &m->g, err);
+    if (!rc) rc = datm_gbn_chain_create(m->g, m->B, &m->ch, err);
+    if (!rc) rc = datm_gbn_stats_create(m->g, &m->s, err);
+    if (rc) { dt_destroy(&m->base); return rc; }
+    *out = &m->base;
+    return DATM_OK;
+}
