@@ -19,11 +19,13 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
         const char *s = argv[i];
         int skip = 0;
         for (int k = 0; extra && extra[k]; k++) {
+            /* "--flag " (trailing space): an option with a value, "--flag V" or "--flag=V" */
             size_t n = strlen(extra[k]);
+            int takes_value = n > 0 && extra[k][n - 1] == ' ';
+            if (takes_value) n--;
             if (strncmp(s, extra[k], n) == 0 && (s[n] == '\0' || s[n] == '=')) {
                 skip = 1;
-                /* an option written "--flag VALUE" takes the next word too */
-                if (s[n] == '\0' && extra[k][n - 1] == ' ') i++;
+                if (s[n] == '\0' && takes_value) i++;
             }
         }
         if (skip) continue;

@@ -153,8 +153,11 @@ typedef struct datm_sweep_opts {
 } datm_sweep_opts;
 
 /* Expands one sweep argument into values: "a,b,c" (commas outside brackets),
- * "range(a,b[,step])" (integers, b exclusive), or a single value. Returns count (<= max). */
+ * "range(a,b[,step])" (integers, b exclusive), or a single value. Returns the count (<= max)
+ * of strings allocated into out (datm_free each), or -1 with err set. */
 int  datm_sweep_expand(const char *value, char **out, int max, datm_error *err);
-int  datm_sweep(const datm_sweep_opts *opts, datm_error *err);
+/* Validates every job's spec, writes DIR/sweep.yaml and runs the jobs one after another.
+ * Returns DATM_OK when every job is COMPLETED. */
+int  datm_sweep(const datm_sweep_opts *opts, const datm_model_catalog *cat, datm_error *err);
 
 #endif
