@@ -8,11 +8,15 @@
 extern const datm_model_ops datm_model_unigram;
 extern const datm_model_ops datm_model_dlda_gibbs;
 extern const datm_model_ops datm_model_dlda_tlasgr;
+extern const datm_model_ops datm_model_sdatm_l;
+extern const datm_model_ops datm_model_sdatm_n;
 
 static const datm_model_ops *const registry[] = {
     &datm_model_unigram,
     &datm_model_dlda_gibbs,
     &datm_model_dlda_tlasgr,
+    &datm_model_sdatm_l,
+    &datm_model_sdatm_n,
     NULL /* end */
 };
 
