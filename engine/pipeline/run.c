@@ -206,6 +206,8 @@ static int train_stage(run_ctx *c, datm_error *err)
     const int64_t ckpt_every = datm_config_int(tc, "checkpoint_every");
     const char *kill_env = getenv("DATM_TEST_KILL_AT_ITER");   /* tests: simulate a crash */
     const int64_t kill_at = kill_env ? atoll(kill_env) : -1;
+    const char *int_env = getenv("DATM_TEST_SIGINT_AT_ITER");   /* tests: Ctrl-C at a batch */
+    const int64_t int_at = int_env ? atoll(int_env) : -1;
     datm_batch_iter it;
     int rc = datm_batch_iter_init(&it, c->data.train_X.n_rows, B, c->seed,
                                   datm_config_bool(tc, "shuffle"), datm_config_bool(tc, "drop_last"),
@@ -265,6 +267,7 @@ static int train_stage(run_ctx *c, datm_error *err)
         if (!rc && ckpt_every > 0 && iter % ckpt_every == 0 && iter != c->total)
             rc = do_checkpoint(c, err);
         if (iter == kill_at) raise(SIGKILL);
+        if (iter == int_at) raise(SIGINT);
         if (!rc && datm_stop_requested() && iter != c->total) {
             datm_warn("interrupted at iteration %lld: writing a checkpoint", (long long)iter);
             rc = do_checkpoint(c, err);
