@@ -60,8 +60,14 @@ static inline uint32_t datm_rng_u32(datm_rng *r)
     return r->out[4 * DATM_RNG_BLOCKS - r->left--];
 }
 
+/* Two words, the first in the high half (as two datm_rng_u32 calls would give them). */
 static inline uint64_t datm_rng_u64(datm_rng *r)
 {
+    if (r->left >= 2) {
+        const uint32_t *w = r->out + 4 * DATM_RNG_BLOCKS - r->left;
+        r->left -= 2;
+        return ((uint64_t)w[0] << 32) | w[1];
+    }
     uint64_t hi = datm_rng_u32(r);
     return (hi << 32) | datm_rng_u32(r);
 }
