@@ -1,0 +1,95 @@
+/* engine/encoder/encoder_f32.c: the single-precision instance of encoder_impl.h (training and
+ * inference), plus batched inference of document features over OpenMP threads. */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "encoder/encoder.h"
+#include "math/math.h"
+
+#define R float
+#define ENC(name) name
+#define NN(name) name##_f32
+#define FAM(member) member##_f32
+#define WS datm_encoder_ws
+#define GEMM datm_sgemm
+#include "encoder/encoder_impl.h"
+
+int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_csr *X,
+                       const float *const *phi, const float *top_shape, int nsamples,
+                       uint64_t seed, uint64_t draw0, int64_t first_id, int64_t chunk,
+                       float *const *theta, datm_error *err)
+{
+    const int L = e->L;
+    const int64_t N = X->n_rows;
+    if (X->n_cols != e->K[0])
+        return datm_error_set(err, DATM_E_INVALID, "encoder: documents have %lld words, encoder %lld",
+                              (long long)X->n_cols, (long long)e->K[0]);
+    if (nsamples < 0) return datm_error_set(err, DATM_E_INVALID, "encoder: nsamples %d", nsamples);
+    if (L >= 2 && e->o.downward)
+        for (int l = 2; l <= L; l++)
+            if (!phi || !phi[l])
+                return datm_error_set(err, DATM_E_INVALID, "encoder: Phi(%d) missing", l);
+    if (N == 0) return DATM_OK;
+    if (chunk <= 0) chunk = 512;
+    const int64_t n_chunks = (N + chunk - 1) / chunk;
+    int64_t nnz_max = 0;
+    for (int64_t c = 0; c < n_chunks; c++) {
+        int64_t r0 = c * chunk, r1 = DATM_MIN(N, r0 + chunk);
+        nnz_max = DATM_MAX(nnz_max, X->row_ptr[r1] - X->row_ptr[r0]);
+    }
+    int nt = omp_get_max_threads();
+    if (nt > n_chunks) nt = (int)n_chunks;
+    datm_encoder_ws **ws = datm_alloc_array((size_t)nt, sizeof *ws, err);
+    if (!ws) return err ? err->code : DATM_E_NOMEM;
+    int rc = DATM_OK;
+    for (int t = 0; t < nt && !rc; t++) rc = datm_encoder_ws_create(e, chunk, nnz_max, &ws[t], err);
+    if (rc) {
+        for (int t = 0; t < nt; t++) datm_encoder_ws_destroy(&ws[t]);
+        datm_free(ws);
+        return rc;
+    }
+    /* Documents in parallel, BLAS single-threaded inside (nested threads would oversubscribe). */
+    int blas_threads = openblas_get_num_threads();
+    if (nt > 1) openblas_set_num_threads(1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (int64_t c = 0; c < n_chunks; c++) {
+        datm_encoder_ws *w = ws[omp_get_thread_num()];
+        int64_t r0 = c * chunk, r1 = DATM_MIN(N, r0 + chunk), B = r1 - r0;
+        datm_csr Xc = *X;
+        Xc.n_rows = B;
+        Xc.row_ptr = X->row_ptr + r0;
+        Xc.nnz = X->row_ptr[r1] - X->row_ptr[r0];
+        datm_error e2;
+        if (prepare(e, &Xc, w, &e2)) continue;   /* cannot fail: capacity reserved above */
+        upward(e, params, &w->Xv, w);
+        if (nsamples == 0) {
+            topdown(e, DATM_ENC_MEAN, phi, top_shape, NULL, B, w);
+            for (int l = 1; l <= L; l++)
+                memcpy(theta[l] + r0 * e->K[l], w->theta[l], (size_t)(B * e->K[l]) * sizeof(float));
+            continue;
+        }
+        for (int l = 1; l <= L; l++)
+            memset(theta[l] + r0 * e->K[l], 0, (size_t)(B * e->K[l]) * sizeof(float));
+        for (int s = 0; s < nsamples; s++) {
+            datm_encoder_noise nz = {NULL, seed, DATM_STREAM_EVAL, draw0 + (uint64_t)s, NULL,
+                                     first_id + r0};
+            topdown(e, DATM_ENC_SAMPLE, phi, top_shape, &nz, B, w);
+            for (int l = 1; l <= L; l++) {
+                float *dst = theta[l] + r0 * e->K[l];
+                const float *src = w->theta[l];
+                for (int64_t i = 0, n = B * e->K[l]; i < n; i++) dst[i] += src[i];
+            }
+        }
+        const float inv = 1.0f / (float)nsamples;
+        for (int l = 1; l <= L; l++) {
+            float *dst = theta[l] + r0 * e->K[l];
+            for (int64_t i = 0, n = B * e->K[l]; i < n; i++) dst[i] *= inv;
+        }
+    }
+    if (nt > 1) openblas_set_num_threads(blas_threads);
+    for (int t = 0; t < nt; t++) datm_encoder_ws_destroy(&ws[t]);
+    datm_free(ws);
+    return DATM_OK;
+}

@@ -1,0 +1,15 @@
+/* engine/encoder/encoder_f64.c: the double-precision instance of encoder_impl.h (gradient
+ * checks; see encoder.h). */
+#include <math.h>
+#include <string.h>
+
+#include "encoder/encoder.h"
+#include "math/math.h"
+
+#define R double
+#define ENC(name) name##_f64
+#define NN(name) name##_f64
+#define FAM(member) member##_f64
+#define WS datm_encoder_ws_f64
+#define GEMM datm_dgemm
+#include "encoder/encoder_impl.h"
