@@ -1,0 +1,227 @@
+/* ctest-labels: e2e  ctest-timeout: 240
+ * tests/test_pipeline_e2e.c: the whole pipeline in-process on real data (20news_2000) with
+ * the unigram baseline, against an independent computation.
+ * - heldout-docs: after whole epochs the unigram is phi_v = (n_v + alpha) / (n + alpha V) over
+ *   the training corpus; its per-heldout-word perplexity is exp(-sum y log phi / sum y) over
+ *   test_heldout (the rate phi * tokens_d normalises back to phi). result.h5 must hold it
+ *   (relative 1e-5: phi is stored in float), and perplexity_observed likewise on test_obs.
+ * - the same spec twice gives bit-identical metrics and curves; 1 and 2 threads too.
+ * - token-split: the scored tokens plus the trained tokens equal the corpus tokens.
+ * - result.h5 status COMPLETED, no result.h5.part left, the documented names present.
+ * Skips (77) when DATM_DATA lacks 20news_2000. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "data/data.h"
+#include "io/h5.h"
+#include "io/results_layout.h"
+#include "pipeline/pipeline.h"
+
+static int fails;
+#define CHECK(c)                                                                   \
+    do {                                                                           \
+        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); fails++; } \
+    } while (0)
+
+static int run_spec(const char *text, const char *const *ov, int nov, const char *dir)
+{
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_spec s;
+    datm_error err = {0};
+    const char *all[16];
+    char o[600];
+    snprintf(o, sizeof o, "output.dir=%s", dir);
+    int n = 0;
+    for (int i = 0; i < nov; i++) all[n++] = ov[i];
+    all[n++] = o;
+    all[n++] = "output.figures=false";
+    if (datm_spec_load_text(text, "e2e.yaml", all, n, &cat, &s, &err)) {
+        fprintf(stderr, "spec: %s\n", err.msg);
+        return 1;
+    }
+    datm_run_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.run_dir = dir;
+    int rc = datm_run(&s, &opts, &err);
+    if (rc) fprintf(stderr, "run: %s\n", err.msg);
+    datm_spec_free(&s);
+    return rc;
+}
+
+static double read_metric(const char *dir, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/result.h5", dir);
+    datm_h5 *f = NULL, *g = NULL;
+    datm_error err = {0};
+    double v = NAN;
+    if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, DATM_GRP_METRICS, 0, &g, &err) ||
+        datm_h5_read_scalar(g, name, &v, &err))
+        fprintf(stderr, "%s\n", err.msg);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    return v;
+}
+
+/* Independent reference: Dirichlet-smoothed unigram perplexity of y. */
+static double unigram_ppl(const datm_csr *train, const datm_csr *y, double alpha)
+{
+    int64_t V = train->n_cols;
+    double *cnt = calloc((size_t)V, sizeof *cnt), tot = 0;
+    for (int64_t i = 0; i < train->nnz; i++) { cnt[train->col[i]] += train->val[i]; tot += train->val[i]; }
+    double ll = 0, ny = 0;
+    for (int64_t i = 0; i < y->nnz; i++) {
+        ll += y->val[i] * log((cnt[y->col[i]] + alpha) / (tot + alpha * (double)V));
+        ny += y->val[i];
+    }
+    free(cnt);
+    return exp(-ll / ny);
+}
+
+static int same_curves(const char *a, const char *b)
+{
+    const char *cols[] = {"iteration", "loss", "perplexity", "perplexity_observed"};
+    int same = 1;
+    for (size_t c = 0; c < 4; c++) {
+        double *x[2] = {NULL, NULL};
+        int64_t n[2] = {0, 0};
+        const char *dirs[2] = {a, b};
+        for (int k = 0; k < 2; k++) {
+            char path[600];
+            snprintf(path, sizeof path, "%s/result.h5", dirs[k]);
+            datm_h5 *f = NULL;
+            datm_error err = {0};
+            int rank;
+            int64_t dims[8];
+            char name[64];
+            snprintf(name, sizeof name, "curves/%s", cols[c]);
+            if (!datm_h5_open(path, 0, &f, &err) &&
+                !datm_h5_read_f64_alloc(f, name, &x[k], &rank, dims, &err))
+                n[k] = dims[0];
+            datm_h5_close(&f);
+        }
+        if (n[0] == 0 || n[0] != n[1] || memcmp(x[0], x[1], (size_t)n[0] * sizeof(double)) != 0)
+            same = 0;
+        datm_free(x[0]);
+        datm_free(x[1]);
+    }
+    return same;
+}
+
+static const char *spec_text =
+    "name: e2e\nseed: 3\n"
+    "data:\n  dataset: 20news_2000\n  protocol: heldout-docs\n"
+    "model:\n  variant: unigram\n  alpha: 0.25\n"
+    "train:\n  epochs: 2\n  batch_size: 1000\n  eval_every: 5\n  eval_docs: 300\n"
+    "evaluate:\n  samples: 2\n";
+
+int main(void)
+{
+    char dir[1024];
+    datm_error err = {0};
+    if (datm_dataset_resolve("20news_2000", dir, sizeof dir, &err)) {
+        printf("skipped: %s\n", err.msg);
+        return 77;
+    }
+    char tmpl[] = "/tmp/datm_e2e_XXXXXX";
+    char *base = mkdtemp(tmpl);
+    if (!base) return 1;
+    char a[600], b[600], c[600], d[600];
+    snprintf(a, sizeof a, "%s/a", base);
+    snprintf(b, sizeof b, "%s/b", base);
+    snprintf(c, sizeof c, "%s/c", base);
+    snprintf(d, sizeof d, "%s/d", base);
+
+    datm_log_set_level(DATM_LOG_WARN);
+    CHECK(run_spec(spec_text, NULL, 0, a) == 0);
+    /* reference from the corpora */
+    datm_corpus tr, obs, held;
+    CHECK(datm_corpus_load(dir, "train", &tr, &err) == 0);
+    CHECK(datm_corpus_load(dir, "test_obs", &obs, &err) == 0);
+    CHECK(datm_corpus_load(dir, "test_heldout", &held, &err) == 0);
+    double ref = unigram_ppl(&tr.X, &held.X, 0.25), ref_obs = unigram_ppl(&tr.X, &obs.X, 0.25);
+    double got = read_metric(a, "perplexity"), got_obs = read_metric(a, "perplexity_observed");
+    printf("unigram perplexity: pipeline %.9g, reference %.9g; observed %.9g vs %.9g\n", got, ref,
+           got_obs, ref_obs);
+    CHECK(fabs(got - ref) / ref < 1e-5);
+    CHECK(fabs(got_obs - ref_obs) / ref_obs < 1e-5);
+    CHECK(read_metric(a, "train_s") >= 0 && read_metric(a, "test_s_per_doc") > 0);
+
+    /* status and names */
+    char path[700];
+    snprintf(path, sizeof path, "%s/result.h5.part", a);
+    CHECK(access(path, F_OK) != 0);
+    char status[64];
+    datm_run_status_read(a, status, sizeof status);
+    CHECK(!strcmp(status, "COMPLETED"));
+    snprintf(path, sizeof path, "%s/result.h5", a);
+    datm_h5 *f = NULL;
+    if (!datm_h5_open(path, 0, &f, &err)) {
+        const char *names[] = {"metrics/perplexity", "metrics/perplexity_observed",
+                               "metrics/test_s_per_doc", "metrics/train_s", "curves/iteration",
+                               "curves/wall_s", "curves/kl_1", "model/phi_1", "data/vocab",
+                               "data/n_train"};
+        for (size_t i = 0; i < DATM_COUNTOF(names); i++)
+            if (!datm_h5_exists(f, names[i])) { fprintf(stderr, "missing %s\n", names[i]); fails++; }
+        const char *attrs[] = {DATM_ATTR_SPEC, DATM_ATTR_SPEC_HASH, DATM_ATTR_GIT_COMMIT,
+                               DATM_ATTR_COMPILER, DATM_ATTR_BLAS, DATM_ATTR_HDF5_VERSION,
+                               DATM_ATTR_YAML_VERSION, DATM_ATTR_HOST, DATM_ATTR_CREATED,
+                               DATM_ATTR_FINISHED, "defaults_applied"};
+        for (size_t i = 0; i < DATM_COUNTOF(attrs); i++)
+            if (!datm_h5_attr_exists(f, attrs[i])) { fprintf(stderr, "missing @%s\n", attrs[i]); fails++; }
+        /* curve rows: every 5 of 24 mini-batches plus the last */
+        int64_t dims[8];
+        CHECK(datm_h5_shape(f, "curves/iteration", dims) == 1 && dims[0] == 5);
+        datm_h5_close(&f);
+    } else {
+        fails++;
+    }
+
+    /* same spec again, and with 1 thread: identical numbers */
+    CHECK(run_spec(spec_text, NULL, 0, b) == 0);
+    const char *one[] = {"threads=1"};
+    CHECK(run_spec(spec_text, one, 1, c) == 0);
+    CHECK(read_metric(a, "perplexity") == read_metric(b, "perplexity"));
+    CHECK(read_metric(a, "perplexity") == read_metric(c, "perplexity"));
+    CHECK(same_curves(a, b));
+    CHECK(same_curves(a, c));
+
+    /* token-split protocol on the training documents */
+    const char *ts[] = {"data.protocol=token-split", "data.obs_fraction=0.6", "data.train_docs=2000"};
+    CHECK(run_spec(spec_text, ts, 3, d) == 0);
+    snprintf(path, sizeof path, "%s/result.h5", d);
+    if (!datm_h5_open(path, 0, &f, &err)) {
+        double ntr = 0, nho = 0, nob = 0;
+        datm_h5 *g = NULL;
+        datm_h5_group(f, "data", 0, &g, &err);
+        datm_h5_read_scalar(g, "train_tokens", &ntr, &err);
+        datm_h5_read_scalar(g, "test_heldout_tokens", &nho, &err);
+        datm_h5_read_scalar(g, "test_obs_tokens", &nob, &err);
+        char proto[64] = "";
+        datm_h5_attr_get_str(g, "protocol", proto, sizeof proto, &err);
+        datm_h5_close(&g);
+        datm_h5_close(&f);
+        double total = 0;
+        for (int64_t i = tr.X.row_ptr[0]; i < tr.X.row_ptr[2000]; i++) total += tr.X.val[i];
+        CHECK(!strcmp(proto, "token-split"));
+        CHECK(ntr == nob && ntr + nho == total);
+        CHECK(fabs(ntr / total - 0.6) < 0.01);
+        double p = read_metric(d, "perplexity");
+        CHECK(isfinite(p) && p > 100 && p < 2000);
+    } else {
+        fails++;
+    }
+    datm_corpus_free(&tr);
+    datm_corpus_free(&obs);
+    datm_corpus_free(&held);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (!fails && system(cmd) != 0) fprintf(stderr, "could not remove %s\n", base);
+    if (fails) { fprintf(stderr, "%d checks failed (outputs kept in %s)\n", fails, base); return 1; }
+    printf("test_pipeline_e2e: all checks passed\n");
+    return 0;
+}
