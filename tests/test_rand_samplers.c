@@ -112,7 +112,7 @@ static void test_exponential(void)
 {
     datm_rng r;
     rng_for(&r, 3);
-    const size_t n = 1000000;
+    const size_t n = 500000;
     for (size_t i = 0; i < n; i++)
         xbuf[i] = datm_rng_exponential(&r);
     stat_moments("exponential", xbuf, n, 1.0, 1.0);
@@ -135,7 +135,7 @@ static double cdf_log_gamma(double t, const void *c)
 static void test_gamma(void)
 {
     static const double shapes[] = { 1e-3, 0.1, 0.5, 1.0, 3.7, 100.0 };
-    const size_t n = 1000000;
+    const size_t n = 600000;
     char what[96];
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         double a = shapes[s];
@@ -229,7 +229,7 @@ static double cdf_beta(double x, const void *c)
 static void test_beta(void)
 {
     static const beta_par pars[] = { { 0.5, 0.5 }, { 2, 5 }, { 3, 1 }, { 1, 0.2 }, { 1e-3, 2e-3 }, { 7.5, 0.3 } };
-    const size_t n = 1000000;
+    const size_t n = 500000;
     char what[96];
     for (size_t s = 0; s < sizeof pars / sizeof pars[0]; s++) {
         double a = pars[s].a, b = pars[s].b;
@@ -309,7 +309,7 @@ static double cdf_weibull(double x, const void *c)
 static void test_weibull(void)
 {
     static const weib_par pars[] = { { 0.1, 1.0 }, { 0.5, 2.0 }, { 1.7, 0.8 }, { 10.0, 3.0 } };
-    const size_t n = 1000000;
+    const size_t n = 500000;
     char what[96];
     for (size_t s = 0; s < sizeof pars / sizeof pars[0]; s++) {
         double k = pars[s].k, l = pars[s].lambda;
@@ -333,7 +333,7 @@ static void test_weibull(void)
 static void test_poisson(void)
 {
     static const double means[] = { 0.5, 5.0, 9.99, 10.0, 40.0, 1000.0 };
-    const size_t n = 1000000;
+    const size_t n = 600000;
     char what[96];
     for (size_t s = 0; s < sizeof means / sizeof means[0]; s++) {
         double mu = means[s];
@@ -488,7 +488,7 @@ static void test_crt(void)
         int m;
         double r;
     } cases[] = { { 1, 0.5 }, { 7, 0.3 }, { 50, 2.0 }, { 300, 0.7 }, { 2000, 0.05 }, { 1000, 40.0 }, { 5000, 1e-3 } };
-    const size_t n = 300000;
+    const size_t n = 200000;
     char what[96];
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         int m = cases[c].m;
