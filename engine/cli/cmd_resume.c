@@ -18,12 +18,23 @@ static void help(FILE *f)
 
 int datm_cmd_resume(int argc, char **argv)
 {
+    /* RUN_DIR is the first word that is not an option (sweep job directories contain '=',
+     * which the shared parser would take for an override) */
+    const char *dir = NULL;
+    char *rest[64];
+    int nrest = 0;
+    for (int i = 0; i < argc && nrest < 63; i++) {
+        if (i > 0 && !dir && argv[i][0] != '-' && strcmp(argv[i - 1], "--threads") != 0)
+            dir = argv[i];
+        else
+            rest[nrest++] = argv[i];
+    }
+    rest[nrest] = NULL;
     datm_cli_spec_args a;
-    int rc = datm_cli_parse_spec_args(argc, argv, NULL, &a);
+    int rc = datm_cli_parse_spec_args(nrest, rest, NULL, &a);
     if (rc) return rc;
     if (a.help) { help(stdout); return DATM_EXIT_OK; }
-    if (!a.spec || a.n_overrides || a.out_dir) { help(stderr); return DATM_EXIT_USAGE; }
-    const char *dir = a.spec;
+    if (!dir || a.spec || a.n_overrides || a.out_dir) { help(stderr); return DATM_EXIT_USAGE; }
     char status[64];
     datm_run_status_read(dir, status, sizeof status);
     if (!strcmp(status, "COMPLETED")) {
