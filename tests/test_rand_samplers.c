@@ -355,9 +355,9 @@ static void test_poisson(void)
         snprintf(what, sizeof what, "poisson(%g)", mu);
         stat_moments(what, xbuf, n, mu, mu);
         int df;
-        double p = stat_chi2_pmf(obs, pmf, K, tail, (double)n, &df);
-        snprintf(what, sizeof what, "poisson(%g): chi-square", mu);
-        report_gof(what, p, df);
+        double chi, p = stat_chi2_pmf(obs, pmf, K, tail, (double)n, &df, &chi);
+        snprintf(what, sizeof what, "poisson(%g): chi-square df %d", mu, df);
+        report_gof(what, p, chi);
         free(obs);
         free(pmf);
     }
@@ -413,8 +413,8 @@ static void test_categorical_multinomial(void)
     for (int i = 0; i < KL; i++)
         pm[i] = wl[i] / s;
     int df;
-    p = stat_chi2_pmf(ol, pm, KL, 0.0, (double)n, &df);
-    report_gof("categorical_cumsum (k 1000)", p, df);
+    p = stat_chi2_pmf(ol, pm, KL, 0.0, (double)n, &df, &chi);
+    report_gof("categorical_cumsum (k 1000)", p, chi);
 
     /* multinomial: k = 9 (stack path), n = 37 per call: per-category moments, total */
     const size_t reps = 200000;
@@ -464,8 +464,8 @@ static void test_categorical_multinomial(void)
         ph[i] = wh[i] / s;
     }
     CHECK(tot == 5 * calls, "multinomial heap path total %lld", (long long)tot);
-    p = stat_chi2_pmf(oh, ph, KH, 0.0, (double)tot, &df);
-    report_gof("multinomial (k 700, n 5)", p, df);
+    p = stat_chi2_pmf(oh, ph, KH, 0.0, (double)tot, &df, &chi);
+    report_gof("multinomial (k 700, n 5)", p, chi);
 }
 
 /* Exact CRT pmf by the Poisson-binomial recursion over customers. */
@@ -518,9 +518,9 @@ static void test_crt(void)
         stat_moments(what, xbuf, n, dg, var);
         crt_pmf(m, rc, pmf);
         int df;
-        double p = stat_chi2_pmf(obs, pmf, m + 1, 0.0, (double)n, &df);
-        snprintf(what, sizeof what, "crt(m %d, r %g): chi-square", m, rc);
-        report_gof(what, p, df);
+        double chi, p = stat_chi2_pmf(obs, pmf, m + 1, 0.0, (double)n, &df, &chi);
+        snprintf(what, sizeof what, "crt(m %d, r %g): chi-square df %d", m, rc, df);
+        report_gof(what, p, chi);
         free(pmf);
         free(obs);
     }

@@ -209,7 +209,7 @@ static inline double stat_trigamma(double x)
  * (the remaining mass 1 - sum pmf is the tail bin, observed `tail`). Adjacent bins are
  * pooled left to right until each expected count is >= 5. Returns the p-value. */
 static inline double stat_chi2_pmf(const double *obs, const double *pmf, int K, double tail_obs,
-                                   double n, int *df_out)
+                                   double n, int *df_out, double *chi_out)
 {
     double chi = 0.0, eo = 0.0, oo = 0.0, emass = 0.0;
     int bins = 0;
@@ -246,6 +246,8 @@ static inline double stat_chi2_pmf(const double *obs, const double *pmf, int K, 
     }
     if (df_out)
         *df_out = bins - 1;
+    if (chi_out)
+        *chi_out = chi;
     return bins > 1 ? stat_chi2_pvalue(chi, bins - 1) : 1.0;
 }
 
