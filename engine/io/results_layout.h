@@ -11,7 +11,8 @@
  * /metrics/<name>      final scalars (f64, rank 0): perplexity, perplexity_observed,
  *                      test_s_per_doc, train_s, error_rate, npmi_<l>, diversity_<l>, ...
  * /curves/<name>       1-D f64 datasets of equal length, one row per evaluation:
- *                      iteration, epoch, wall_s, loss, loglik, perplexity, kl_<l>, step_<l>
+ *                      iteration, epoch, wall_s, loss, loglik, perplexity,
+ *                      perplexity_observed, kl_<l>, step_<l>
  *                      (l = 1..L; NaN where a value was not measured at that row)
  * /model               the variant's own save() (phi_<l> is (K_{l-1}, K_l), r, M_<l>, ...)
  * /topics              attrs: n_layers, top_n; per layer /topics/layer_<l>/:
@@ -84,6 +85,7 @@
 #define DATM_CURVE_LOSS       "loss"
 #define DATM_CURVE_LOGLIK     "loglik"
 #define DATM_CURVE_PERPLEXITY "perplexity"
+#define DATM_CURVE_PERPLEXITY_OBS "perplexity_observed"
 #define DATM_CURVE_KL_FMT     "kl_%d"         /* per layer l */
 #define DATM_CURVE_STEP_FMT   "step_%d"       /* per layer l: mean eps/M_k */
 

@@ -3,8 +3,10 @@
  * training loss, per-layer KL, per-layer mean step size eps/M_k (paper Fig. "adaptive
  * stepsize"), and projected topics as image grids for pixel vocabularies. */
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/figures.h"
@@ -24,13 +26,21 @@ static int curve_fig(const char *dir, const char *name, const datm_result_curves
     int n = 0;
     for (int i = 0; ys && ys[i]; i++) {
         const double *y = datm_result_curves_col(c, ys[i]);
-        if (y) s[n++] = (datm_series){ys[i], x, y, c->n_rows};
+        /* perplexity curves get the protocol's words for the two scored parts */
+        const char *label = !strcmp(ys[i], DATM_CURVE_PERPLEXITY)       ? "held-out words"
+                            : !strcmp(ys[i], DATM_CURVE_PERPLEXITY_OBS) ? "observed words"
+                                                                         : ys[i];
+        if (y) s[n++] = (datm_series){label, x, y, c->n_rows};
     }
     for (int l = 1; fmt && l <= DATM_TOPICS_MAX_LAYERS; l++) {
         char col[32];
         snprintf(col, sizeof col, fmt, l);
         const double *y = datm_result_curves_col(c, col);
         if (!y) continue;
+        /* a model without this quantity writes zeros (or NaN): no line for it */
+        int any = 0;
+        for (int64_t i = 0; i < c->n_rows; i++) any |= isfinite(y[i]) && y[i] != 0;
+        if (!any) continue;
         snprintf(labels[l - 1], sizeof labels[l - 1], "layer %d", l);
         s[n++] = (datm_series){labels[l - 1], x, y, c->n_rows};
     }
@@ -54,17 +64,17 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
     int rc = datm_h5_open(result_path, 0, &f, err);
     if (rc) return rc;
     /* a title prefix: the run directory's name */
-    char tmp[1024], run[256];
-    snprintf(tmp, sizeof tmp, "%s", result_path);
+    char tmp[PATH_MAX], run[256];
+    if (!realpath(result_path, tmp)) snprintf(tmp, sizeof tmp, "%s", result_path);
     snprintf(run, sizeof run, "%s", basename(dirname(tmp)));
 
     datm_result_curves c;
     rc = datm_result_curves_read(f, &c, err);
     if (!rc) {
         char t[400];
-        static const char *const ppl[] = {DATM_CURVE_PERPLEXITY, NULL};
+        static const char *const ppl[] = {DATM_CURVE_PERPLEXITY, DATM_CURVE_PERPLEXITY_OBS, NULL};
         static const char *const loss[] = {DATM_CURVE_LOSS, NULL};
-        snprintf(t, sizeof t, "%s: held-out perplexity", run);
+        snprintf(t, sizeof t, "%s: per-word perplexity of the evaluation documents", run);
         rc = curve_fig(out_dir, "perplexity_vs_iteration", &c, DATM_CURVE_ITERATION,
                        "iteration (mini-batches)", ppl, NULL, t, "perplexity", 0, &made, err);
         if (!rc)
