@@ -41,7 +41,7 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
         else if (s[0] == '-' && s[1]) {
             fprintf(stderr, "datm %s: unknown option '%s' (see --help)\n", argv[0], s);
             return DATM_EXIT_USAGE;
-        } else if (strchr(s, '=')) {
+        } else if (strchr(s, '=') || s[0] == '~') {
             if (a->n_overrides >= DATM_MAX_OVERRIDES - 2) {
                 fprintf(stderr, "datm: too many overrides (at most %d)\n", DATM_MAX_OVERRIDES - 2);
                 return DATM_EXIT_USAGE;
@@ -122,6 +122,7 @@ static void run_help(FILE *f)
 {
     fprintf(f,
             "usage: datm run SPEC.yaml [key.path=value ...] [-o DIR] [--threads N] [--quiet]\n\n"
+            "Overrides: key.path=value sets a key (lists as [1,2]); ~key.path removes one.\n"
             "Validates SPEC (after the overrides), then runs its stages: train (mini-batch\n"
             "epochs with curve evaluations and checkpoints), evaluate (per-heldout-word\n"
             "perplexity, timing, classification), topics, figures and report. Writes into the\n"

@@ -58,7 +58,8 @@ typedef struct datm_spec {
                                             threads (they cannot change the numbers) */
 } datm_spec;
 
-/* Loads YAML from `path`, applies overrides "a.b=value" in order, validates every section,
+/* Loads YAML from `path`, applies overrides "a.b=value" (or "~a.b" to remove a key) in
+ * order, validates every section,
  * fills defaults, resolves and hashes. On error the message names file:line:column (or the
  * override) and the key; up to a few errors are reported, one per line. */
 int  datm_spec_load(const char *path, const char *const *overrides, int n_overrides,

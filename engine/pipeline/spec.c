@@ -73,6 +73,23 @@ static int apply_override(load_ctx *c, datm_ynode *root, const char *arg, const 
 {
     char key[256];
     const char *value;
+    if (arg[0] == '~') {
+        /* ~a.b removes key b of section a (e.g. a key of another variant) */
+        snprintf(key, sizeof key, "%s", arg + 1);
+        char *dot = strrchr(key, '.');
+        datm_ynode *map = root;
+        if (dot) {
+            *dot = '\0';
+            map = root;
+            char *save = NULL;
+            for (char *p = strtok_r(key, ".", &save); p && map; p = strtok_r(NULL, ".", &save))
+                map = datm_ytree_get(map, p, NULL);
+        }
+        const char *leaf = dot ? dot + 1 : key;
+        if (!map || map->kind != DATM_Y_MAP || !datm_ytree_remove(map, leaf))
+            add_error(c, src, "'%s': no such key in the spec to remove", arg + 1);
+        return DATM_OK;
+    }
     if (!datm_override_split(arg, key, sizeof key, &value)) {
         add_error(c, src, "an override has the form key.path=value");
         return DATM_OK;

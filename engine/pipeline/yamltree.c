@@ -252,6 +252,22 @@ datm_ynode *datm_ytree_get(const datm_ynode *map, const char *key, int *index)
     return NULL;
 }
 
+int datm_ytree_remove(datm_ynode *map, const char *key)
+{
+    int i;
+    if (!datm_ytree_get(map, key, &i)) return 0;
+    datm_ytree_free(&map->kids[i]);
+    datm_free(map->keys[i]);
+    for (int j = i + 1; j < map->n; j++) {
+        map->kids[j - 1] = map->kids[j];
+        map->keys[j - 1] = map->keys[j];
+        map->key_line[j - 1] = map->key_line[j];
+        map->key_col[j - 1] = map->key_col[j];
+    }
+    map->n--;
+    return 1;
+}
+
 datm_ynode *datm_ytree_new_map(const char *src, int line, int col, datm_error *err)
 {
     return node_new(DATM_Y_MAP, src, line, col, err);

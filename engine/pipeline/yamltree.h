@@ -31,6 +31,8 @@ void datm_ytree_free(datm_ynode **n);
 datm_ynode *datm_ytree_get(const datm_ynode *map, const char *key, int *index);
 /* Sets map[key] = val (takes ownership), replacing an existing value. */
 int  datm_ytree_set(datm_ynode *map, const char *key, datm_ynode *val, datm_error *err);
+/* Removes map[key] (and frees it); returns 1 when it was there. */
+int  datm_ytree_remove(datm_ynode *map, const char *key);
 datm_ynode *datm_ytree_new_map(const char *src, int line, int col, datm_error *err);
 /* Flow text of a node ("[1, 2]" for a sequence of scalars); NULL for nested collections. */
 char *datm_ytree_flow_text(const datm_ynode *n, datm_error *err);
