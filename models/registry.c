@@ -10,6 +10,7 @@ extern const datm_model_ops datm_model_dlda_gibbs;
 extern const datm_model_ops datm_model_dlda_tlasgr;
 extern const datm_model_ops datm_model_sdatm_l;
 extern const datm_model_ops datm_model_sdatm_n;
+extern const datm_model_ops datm_model_whai;
 
 static const datm_model_ops *const registry[] = {
     &datm_model_unigram,
@@ -17,6 +18,7 @@ static const datm_model_ops *const registry[] = {
     &datm_model_dlda_tlasgr,
     &datm_model_sdatm_l,
     &datm_model_sdatm_n,
+    &datm_model_whai,
     NULL /* end */
 };
 

@@ -1,0 +1,544 @@
+/* models/whai.c: WHAI ("whai"), Weibull hybrid autoencoding inference for DATM (paper
+ * sec. II-C, Algorithm 1): the WUDVE encoder (engine/encoder) is trained by Adam on the ELBO
+ * while the topics Phi(l) of the gamma belief network decoder (engine/decoder) are sampled
+ * by TLASGR-MCMC from counts augmented upward from encoder samples of theta.
+ *
+ * One iteration on a mini-batch X (B documents), as in Algorithm 1:
+ *   1. Adam step on the encoder weights for the loss -(ELBO)/B (eq. ELBO-of-VADTM), one
+ *      reparameterised sample per document (noise (seed, DOC, 4 it, doc));
+ *   2. theta ~ q(theta | x) with the UPDATED encoder (noise (seed, DOC, 4 it + 1, doc));
+ *   3. upward augmentation of X given theta, then one TLASGR step on every Phi(l)
+ *      (eqs. Phi-updata, update_M) with rho = N / B. WHAI has no r: the top prior is
+ *      Gamma(1, 1) and c_n = 1 (paper: r = 1, c = 1).
+ *
+ * Evaluation (DESIGN section 6, the authors' perplexity.m): each draw pairs theta of every
+ * evaluation document, drawn from the encoder on its observed part, with the Phi(1) of the
+ * same chain state. eval_globals = chain (default): every draw first advances a copy of the
+ * whole chain (encoder + Adam + decoder) by eval_thin more iterations of Algorithm 1 on random
+ * training mini-batches, so the rate is averaged over S posterior samples of the globals as
+ * the paper's "3000 samples collected after burn-in"; fixed: the current globals, averaging
+ * over the encoder noise only.
+ *
+ * Letters: V words, L layers, K_l units, B batch documents, N training documents. */
+#include "whai.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dlda_common.h"
+#include "eval/perplexity.h"
+#include "io/h5.h"
+#include "rand/rand.h"
+
+#define NOB 1.0, 0.0
+
+const datm_param_schema datm_whai_schema[] = {
+    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 1e6, NULL,
+     "widths K_1..K_L from the bottom (topics over words) up"},
+    {"hidden", DATM_PARAM_INT_LIST, "[]", 1, 1e6, NULL,
+     "encoder hidden widths H_l: [] = K_l (paper), else one per layer"},
+    {"downward", DATM_PARAM_BOOL, "true", NOB, NULL,
+     "add Phi(l+1) theta(l+1) to the Weibull shape (paper eq. posterior-completely; "
+     "false = IWHAI)"},
+    {"shape_per_topic", DATM_PARAM_BOOL, "true", NOB, NULL,
+     "shape k from a K_l x K_l layer (paper); false: one shape per document (authors' code)"},
+    {"lambda_is_mean", DATM_PARAM_BOOL, "false", NOB, NULL,
+     "false: softplus output is the Weibull scale (paper); true: it is the mean, scale = "
+     "mean / Gamma(1 + 1/k) (PyDPM)"},
+    {"k_min", DATM_PARAM_REAL, "0.1", 1e-6, 1e6, NULL, "Weibull shape clamp, lower (code: 0.1)"},
+    {"k_max", DATM_PARAM_REAL, "10", 1e-6, 1e6, NULL, "Weibull shape clamp, upper (code: 10)"},
+    {"lambda_min", DATM_PARAM_REAL, "1e-10", 1e-30, 1, NULL, "floor of the Weibull scale"},
+    {"u_lo", DATM_PARAM_REAL, "0", 0, 1, NULL,
+     "noise u ~ U(u_lo, u_hi): (0, 1) paper; (0.2, 0.8) PyDPM"},
+    {"u_hi", DATM_PARAM_REAL, "1", 0, 1, NULL, "noise range, upper end"},
+    {"kl_weight", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
+     "KL weights w_l: [] = 1 (paper), one value for all layers, or one per layer "
+     "(reference codes: 0.05, or 0.1/0.01/0.001)"},
+    {"kl_warmup_epochs", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "ramp the KL weights linearly from 0 to w_l over this many epochs (0 = off)"},
+    {"lr", DATM_PARAM_REAL, "1e-3", 1e-12, 10, NULL, "Adam learning rate of the encoder"},
+    {"beta1", DATM_PARAM_REAL, "0.9", 0, 0.999999, NULL, "Adam beta1"},
+    {"beta2", DATM_PARAM_REAL, "0.999", 0, 0.99999999, NULL, "Adam beta2"},
+    {"adam_eps", DATM_PARAM_REAL, "1e-8", 1e-20, 1, NULL, "Adam epsilon"},
+    {"grad_clip", DATM_PARAM_REAL, "0", 0, 1e12, NULL,
+     "element-wise gradient clip (0 = none; rGBN-RNN uses 1)"},
+    {"init_sd", DATM_PARAM_REAL, "0", 0, 10, NULL,
+     "encoder weights ~ N(0, init_sd^2); 0 = Xavier sqrt(2 / (fan_in + fan_out))"},
+    {"init_bias", DATM_PARAM_REAL, "0", -10, 10, NULL, "initial encoder biases"},
+    {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,
+     "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value, or one per layer"},
+    {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,
+     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (reference-notes 1.1)"},
+    {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,
+     "Phi entries are clamped to >= phi_floor before renormalising"},
+    {"eps0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+     "TLASGR step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0"},
+    {"tau0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps_t schedule: tau0"},
+    {"kappa0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps_t schedule: kappa0"},
+    {"epsm0", DATM_PARAM_REAL, "0.5", 0, 1, NULL,
+     "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7; "
+     "paper: eps'_t = eps_t (1, 20, 0.7)"},
+    {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
+    {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
+    {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
+     "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
+    {"count_mode", DATM_PARAM_CHOICE, "sampled", NOB, "sampled|expected",
+     "augmented counts fed to TLASGR: sampled, or their expectations (reference-notes 1.8)"},
+    {"eval_globals", DATM_PARAM_CHOICE, "chain", NOB, "chain|fixed",
+     "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, "
+     "averaging over Phi samples (paper: samples collected after burn-in); fixed: current "
+     "globals only"},
+    {"eval_thin", DATM_PARAM_INT, "1", 1, 1e6, NULL, "chain iterations per evaluation draw"},
+    {"eval_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
+     "theta of an evaluation draw: one encoder sample (paper eq. perplexity) or the mean"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+/* ---- chains ---- */
+
+static void chain_free(whai_chain *c, int owns_params)
+{
+    if (owns_params) {
+        datm_free(c->params);
+        datm_free(c->grad);
+    }
+    datm_adam_free(&c->adam);
+    datm_gbn_stats_destroy(&c->stats);
+    datm_gbn_destroy(&c->gbn);
+    memset(c, 0, sizeof *c);
+}
+
+/* dst = a full copy of src (own arrays). */
+static int chain_copy(const whai_model *m, whai_chain *dst, const whai_chain *src,
+                      datm_error *err)
+{
+    memset(dst, 0, sizeof *dst);
+    const int64_t n = m->enc->params.size;
+    dst->params = datm_alloc_array((size_t)n, sizeof(float), err);
+    dst->grad = datm_alloc_array((size_t)n, sizeof(float), err);
+    int rc = (dst->params && dst->grad) ? DATM_OK : DATM_E_NOMEM;
+    if (!rc) rc = datm_adam_init(&dst->adam, n, src->adam.lr, src->adam.beta1, src->adam.beta2,
+                                 src->adam.eps, err);
+    if (!rc) rc = datm_gbn_create(src->gbn->L, src->gbn->K, &src->gbn->o, 0, &dst->gbn, err);
+    if (!rc) rc = datm_gbn_stats_create(src->gbn, &dst->stats, err);
+    if (rc) { chain_free(dst, 1); return rc; }
+    memcpy(dst->params, src->params, (size_t)n * sizeof(float));
+    memcpy(dst->adam.m, src->adam.m, (size_t)n * sizeof(float));
+    memcpy(dst->adam.v, src->adam.v, (size_t)n * sizeof(float));
+    dst->adam.t = src->adam.t;
+    dst->adam.clip = src->adam.clip;
+    datm_gbn_copy(dst->gbn, src->gbn);
+    return DATM_OK;
+}
+
+static const float *const *phi_f(const whai_chain *c)
+{
+    return (const float *const *)c->gbn->phi_f;
+}
+
+/* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c. */
+static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
+                        uint64_t seed, uint32_t purpose, uint64_t step, const double *klw,
+                        datm_encoder_loss *el, datm_tlasgr_report *rep, datm_error *err)
+{
+    const int L = m->L;
+    const int64_t B = X->n_rows;
+    /* 1. Adam step on the encoder (eq. ELBO-of-VADTM, fixed uniform noise) */
+    datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
+    int rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), NULL, klw, &nz,
+                                  m->ws, el, err);
+    if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, NULL, c->grad, NULL, err);
+    if (rc) return rc;
+    int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
+    if (bad)
+        return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
+                              (long long)bad);
+    /* 2. theta with the updated encoder (eq. posterior-completely) */
+    nz.index = step * 4 + 1;
+    rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_SAMPLE, X, phi_f(c), NULL, NULL, &nz,
+                              m->ws, NULL, err);
+    if (rc) return rc;
+    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    for (int l = 1; l <= L; l++) {
+        const float *src = m->ws->theta[l];
+        double *dst = m->theta_d[l];
+        for (int64_t i = 0, n = B * m->K[l]; i < n; i++) dst[i] = src[i];
+        thd[l] = dst;
+    }
+    /* 3. upward augmentation and TLASGR on every Phi(l) (eqs. Phi-updata, update_M) */
+    datm_gbn_stats_reset(c->stats);
+    datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
+    rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
+    if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, (double)m->N / (double)B, seed, rep, err);
+    return rc;
+}
+
+/* KL weights of iteration it (1-based): w_l times the warm-up ramp. */
+static void kl_weights(const whai_model *m, int64_t it, double *klw)
+{
+    double r = 1.0;
+    if (m->kl_warmup_epochs > 0) {
+        r = (double)it / (double)(m->kl_warmup_epochs * m->bpe);
+        if (r > 1) r = 1;
+    }
+    klw[0] = 0;
+    for (int l = 1; l <= m->L; l++) klw[l] = m->kl_weight[l] * r;
+}
+
+int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
+                     datm_train_stats *st, datm_error *err)
+{
+    whai_model *m = (whai_model *)mm;
+    if (b->X->n_rows > m->B)
+        return datm_error_set(err, DATM_E_INVALID, "whai: batch of %lld documents > %lld",
+                              (long long)b->X->n_rows, (long long)m->B);
+    double klw[DATM_ENC_MAX_LAYERS + 1];
+    kl_weights(m, ctx->iteration, klw);
+    datm_encoder_loss el;
+    datm_tlasgr_report rep;
+    memset(&rep, 0, sizeof rep);
+    int rc = whai_iterate(m, &m->ch, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
+                          (uint64_t)ctx->iteration, klw, &el, &rep, err);
+    if (rc) return rc;
+    memset(st, 0, sizeof *st);
+    st->n_layers = m->L;
+    st->loss = el.loss;
+    st->loglik = el.loglik;
+    for (int l = 1; l <= m->L; l++) {
+        st->kl[l - 1] = el.kl[l];
+        st->step[l - 1] = rep.step_mean[l];
+    }
+    return DATM_OK;
+}
+
+/* ---- evaluation ---- */
+
+typedef struct whai_eval {
+    const datm_csr *obs;
+    uint64_t        seed;
+    whai_chain      ch;          /* chain mode: the copy that keeps sampling */
+    int             have_ch;
+    int64_t        *perm;        /* (N) chain mode: row order for random mini-batches */
+    int64_t         draws;
+    float          *theta[DATM_ENC_MAX_LAYERS + 1];   /* (N_obs, K_l) */
+} whai_eval;
+
+void whai_eval_end(datm_model *mm, void *state)
+{
+    whai_model *m = (whai_model *)mm;
+    whai_eval *e = state;
+    if (!e) return;
+    if (e->have_ch) chain_free(&e->ch, 1);
+    datm_free(e->perm);
+    for (int l = 1; l <= m->L; l++) datm_free(e->theta[l]);
+    datm_free(e);
+}
+
+int whai_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **state,
+                    datm_error *err)
+{
+    whai_model *m = (whai_model *)mm;
+    *state = NULL;
+    if (obs->n_cols != m->K[0])
+        return datm_error_set(err, DATM_E_INVALID, "whai: evaluation documents have %lld words, "
+                              "model %lld", (long long)obs->n_cols, (long long)m->K[0]);
+    whai_eval *e = datm_alloc(sizeof *e, err);
+    if (!e) return DATM_E_NOMEM;
+    e->obs = obs;
+    e->seed = seed;
+    int rc = DATM_OK;
+    for (int l = 1; l <= m->L && !rc; l++) {
+        e->theta[l] = datm_alloc_array((size_t)(DATM_MAX(obs->n_rows, 1) * m->K[l]), sizeof(float), err);
+        if (!e->theta[l]) rc = DATM_E_NOMEM;
+    }
+    if (!rc && m->eval_chain && m->train) {
+        rc = chain_copy(m, &e->ch, &m->ch, err);
+        e->have_ch = !rc;
+        e->perm = rc ? NULL : datm_alloc_array((size_t)m->N, sizeof(int64_t), err);
+        if (!rc && !e->perm) rc = DATM_E_NOMEM;
+        for (int64_t i = 0; !rc && i < m->N; i++) e->perm[i] = i;
+    }
+    if (rc) { whai_eval_end(mm, e); return rc; }
+    *state = e;
+    return DATM_OK;
+}
+
+/* One more iteration of the evaluation copy on B random training documents. */
+static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
+{
+    const int64_t N = m->N, B = DATM_MIN(m->B, N);
+    datm_rng r;
+    datm_rng_init2(&r, e->seed, DATM_STREAM_EVAL, (uint64_t)1 << 40, (uint64_t)e->draws);
+    for (int64_t i = 0; i < B; i++) {   /* partial Fisher-Yates: perm[0..B) a random subset */
+        int64_t j = i + (int64_t)datm_rng_below(&r, (uint64_t)(N - i));
+        int64_t t = e->perm[i];
+        e->perm[i] = e->perm[j];
+        e->perm[j] = t;
+    }
+    datm_csr Xb;
+    int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
+    if (rc) return rc;
+    double klw[DATM_ENC_MAX_LAYERS + 1];
+    kl_weights(m, m->ch.adam.t + e->draws + 1, klw);
+    datm_encoder_loss el;
+    rc = whai_iterate(m, &e->ch, &Xb, e->perm, e->seed, DATM_STREAM_EVAL,
+                      ((uint64_t)1 << 30) + (uint64_t)e->draws, klw, &el, NULL, err);
+    datm_csr_free(&Xb);
+    e->draws++;
+    return rc;
+}
+
+int whai_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_accum *acc,
+                   datm_error *err)
+{
+    whai_model *m = (whai_model *)mm;
+    whai_eval *e = state;
+    const whai_chain *c = &m->ch;
+    int rc = DATM_OK;
+    if (e->have_ch) {
+        for (int64_t t = 0; t < m->eval_thin && !rc; t++) rc = eval_advance(m, e, err);
+        c = &e->ch;
+    }
+    if (rc) return rc;
+    /* theta of the observed part from this state's encoder, paired with its Phi(1) */
+    rc = datm_encoder_infer(m->enc, c->params, e->obs, phi_f(c), NULL, m->eval_theta_sample,
+                            e->seed, (uint64_t)draw, 0, 0, e->theta, err);
+    if (rc) return rc;
+    datm_rate_accum_add(acc, c->gbn->phi_f[1], e->theta[1], m->K[1]);
+    return DATM_OK;
+}
+
+/* ---- features, topics ---- */
+
+int whai_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
+               datm_theta *out, datm_error *err)
+{
+    const whai_model *m = (const whai_model *)mm;
+    memset(out, 0, sizeof *out);
+    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    int rc = DATM_OK;
+    for (int l = 1; l <= m->L && !rc; l++) {
+        th[l] = datm_alloc_array((size_t)(DATM_MAX(docs->n_rows, 1) * m->K[l]), sizeof(float), err);
+        if (!th[l]) rc = DATM_E_NOMEM;
+    }
+    if (!rc) rc = datm_encoder_infer(m->enc, m->ch.params, docs, phi_f(&m->ch), NULL,
+                                     nsamples > 0 ? nsamples : 0, seed, 0, 0, 0, th, err);
+    if (rc) {
+        for (int l = 1; l <= m->L; l++) datm_free(th[l]);
+        return rc;
+    }
+    out->n_layers = m->L;
+    out->n_docs = docs->n_rows;
+    for (int l = 1; l <= m->L; l++) {
+        out->k[l - 1] = m->K[l];
+        out->theta[l - 1] = th[l];
+    }
+    return DATM_OK;
+}
+
+int whai_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
+                 int64_t *cols)
+{
+    const whai_model *m = (const whai_model *)mm;
+    if (layer < 1 || layer > m->L) return DATM_E_INVALID;
+    *phi = m->ch.gbn->phi_f[layer];
+    *rows = m->K[layer - 1];
+    *cols = m->K[layer];
+    return DATM_OK;
+}
+
+int whai_n_layers(const datm_model *mm) { return ((const whai_model *)mm)->L; }
+
+/* ---- save / load: decoder views, encoder weights by name, Adam state ---- */
+
+int whai_save(const datm_model *mm, struct datm_h5 *g, datm_error *err)
+{
+    const whai_model *m = (const whai_model *)mm;
+    int rc = dlda_save_gbn(m->ch.gbn, g, err);
+    datm_h5 *ge = NULL;
+    if (!rc) rc = datm_h5_group(g, "encoder", 1, &ge, err);
+    const datm_params *p = &m->enc->params;
+    for (int i = 0; i < p->n_views && !rc; i++) {
+        const datm_param_view *v = &p->views[i];
+        const int64_t dims[2] = {v->rows, v->cols};
+        rc = datm_h5_write_f32(ge, v->name, m->ch.params + v->offset, 2, dims, err);
+    }
+    datm_h5_close(&ge);
+    const int64_t n[1] = {p->size};
+    if (!rc) rc = datm_h5_write_f32(g, "adam_m", m->ch.adam.m, 1, n, err);
+    if (!rc) rc = datm_h5_write_f32(g, "adam_v", m->ch.adam.v, 1, n, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "adam_t", (double)m->ch.adam.t, err);
+    return rc;
+}
+
+int whai_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
+{
+    whai_model *m = (whai_model *)mm;
+    int rc = dlda_load_gbn(m->ch.gbn, g, err);
+    datm_h5 *ge = NULL;
+    if (!rc) rc = datm_h5_group(g, "encoder", 0, &ge, err);
+    const datm_params *p = &m->enc->params;
+    for (int i = 0; i < p->n_views && !rc; i++) {
+        const datm_param_view *v = &p->views[i];
+        const int64_t dims[2] = {v->rows, v->cols};
+        rc = datm_h5_read_f32(ge, v->name, m->ch.params + v->offset, 2, dims, err);
+    }
+    datm_h5_close(&ge);
+    const int64_t n[1] = {p->size};
+    double t = 0;
+    if (!rc && datm_h5_exists(g, "adam_m")) {
+        rc = datm_h5_read_f32(g, "adam_m", m->ch.adam.m, 1, n, err);
+        if (!rc) rc = datm_h5_read_f32(g, "adam_v", m->ch.adam.v, 1, n, err);
+        if (!rc) rc = datm_h5_read_scalar(g, "adam_t", &t, err);
+        m->ch.adam.t = (int64_t)t;
+    }
+    return rc;
+}
+
+/* ---- creation ---- */
+
+void whai_destroy(datm_model *mm)
+{
+    whai_model *m = (whai_model *)mm;
+    if (!m) return;
+    chain_free(&m->ch, 0);   /* the main chain's weights belong to m->enc */
+    datm_encoder_ws_destroy(&m->ws);
+    datm_encoder_destroy(&m->enc);
+    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
+    datm_free(m);
+}
+
+/* A list key with [] (default), one value for all layers, or one value per layer. */
+static int per_layer(const datm_config *cfg, const char *key, int L, double def, double *out,
+                     datm_error *err)
+{
+    const double *v;
+    int n = datm_config_real_list(cfg, key, &v);
+    if (n != 0 && n != 1 && n != L)
+        return datm_error_set(err, DATM_E_INVALID, "model.%s has %d values; give none, one, or "
+                              "one per layer (%d)", key, n, L);
+    for (int l = 1; l <= L; l++) out[l] = n == 0 ? def : v[n == 1 ? 0 : l - 1];
+    return DATM_OK;
+}
+
+int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const whai_variant *v,
+                        datm_model **out, datm_error *err)
+{
+    *out = NULL;
+    const int64_t *lay;
+    int L = datm_config_int_list(cfg, "layers", &lay);
+    if (L < 1 || L > DATM_ENC_MAX_LAYERS || L > DATM_GBN_MAX_LAYERS || L > DATM_MAX_LAYERS)
+        return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
+                              DATM_ENC_MAX_LAYERS);
+    if (info->n_vocab < 1) return datm_error_set(err, DATM_E_INVALID, "whai: empty vocabulary");
+    whai_model *m = datm_alloc(sizeof *m, err);
+    if (!m) return DATM_E_NOMEM;
+    m->base.ops = v->ops;
+    m->L = L;
+    m->K[0] = info->n_vocab;
+    for (int l = 1; l <= L; l++) m->K[l] = lay[l - 1];
+    m->N = DATM_MAX(info->n_train, 1);
+    m->B = info->batch_size > 0 ? info->batch_size : 200;
+    m->bpe = info->epochs > 0 ? DATM_MAX(1, info->total_iters / info->epochs) : 1;
+    m->train = info->train;
+    m->kl_warmup_epochs = datm_config_int(cfg, "kl_warmup_epochs");
+    m->count_mode = !strcmp(datm_config_str(cfg, "count_mode"), "expected") ? DATM_AUG_EXPECTED
+                                                                             : DATM_AUG_SAMPLED;
+    m->eval_chain = !strcmp(datm_config_str(cfg, "eval_globals"), "chain");
+    m->eval_thin = datm_config_int(cfg, "eval_thin");
+    m->eval_theta_sample = !strcmp(datm_config_str(cfg, "eval_theta"), "sample") ? 1 : 0;
+    int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
+
+    /* decoder: no r, top prior Gamma(1, 1) (reference-notes 1.1) */
+    datm_gbn_opts go;
+    datm_gbn_opts_default(&go);
+    go.use_r = 0;
+    go.init_lo = datm_config_real(cfg, "phi_init_lo");
+    go.phi_floor = datm_config_real(cfg, "phi_floor");
+    go.eps0 = datm_config_real(cfg, "eps0");
+    go.tau0 = datm_config_real(cfg, "tau0");
+    go.kappa0 = datm_config_real(cfg, "kappa0");
+    go.epsm0 = datm_config_real(cfg, "epsm0");
+    go.taum0 = datm_config_real(cfg, "taum0");
+    go.kappam0 = datm_config_real(cfg, "kappam0");
+    go.m_floor = datm_config_real(cfg, "m_floor");
+    if (!rc) rc = per_layer(cfg, "eta", L, 0.0, go.eta, err);
+    if (!rc) rc = datm_gbn_create(L, m->K, &go, info->seed, &m->ch.gbn, err);
+    if (!rc) rc = datm_gbn_stats_create(m->ch.gbn, &m->ch.stats, err);
+
+    /* encoder (WUDVE) */
+    datm_encoder_opts eo;
+    datm_encoder_opts_default(&eo);
+    eo.n_layers = L;
+    eo.n_vocab = info->n_vocab;
+    const int64_t *hid;
+    int nh = datm_config_int_list(cfg, "hidden", &hid);
+    if (!rc && nh != 0 && nh != L)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.hidden has %d values; give none or one "
+                            "per layer (%d)", nh, L);
+    for (int l = 1; l <= L; l++) {
+        eo.k[l] = m->K[l];
+        eo.hidden[l] = nh ? hid[l - 1] : 0;
+        eo.kl_weight[l] = m->kl_weight[l];
+    }
+    eo.downward = v->no_downward ? 0 : datm_config_bool(cfg, "downward");
+    eo.shape_per_topic = datm_config_bool(cfg, "shape_per_topic");
+    eo.lambda_is_mean = datm_config_bool(cfg, "lambda_is_mean");
+    eo.k_min = datm_config_real(cfg, "k_min");
+    eo.k_max = datm_config_real(cfg, "k_max");
+    eo.lambda_min = datm_config_real(cfg, "lambda_min");
+    eo.u_lo = datm_config_real(cfg, "u_lo");
+    eo.u_hi = datm_config_real(cfg, "u_hi");
+    eo.init_sd = datm_config_real(cfg, "init_sd");
+    eo.init_bias = datm_config_real(cfg, "init_bias");
+    if (v->family) eo.family = v->family;
+    if (!rc) rc = datm_encoder_create(&eo, info->seed, &m->enc, err);
+    if (!rc) {
+        m->ch.params = m->enc->params.value;
+        m->ch.grad = m->enc->params.grad;
+        rc = datm_adam_init(&m->ch.adam, m->enc->params.size, datm_config_real(cfg, "lr"),
+                            datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
+                            datm_config_real(cfg, "adam_eps"), err);
+        m->ch.adam.clip = datm_config_real(cfg, "grad_clip");
+    }
+    if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
+    for (int l = 1; l <= L && !rc; l++) {
+        m->theta_d[l] = datm_alloc_array((size_t)(m->B * m->K[l]), sizeof(double), err);
+        if (!m->theta_d[l]) rc = DATM_E_NOMEM;
+    }
+    if (rc) {
+        whai_destroy(&m->base);
+        return rc;
+    }
+    *out = &m->base;
+    return DATM_OK;
+}
+
+static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                       datm_error *err);
+
+const datm_model_ops datm_model_whai = {
+    .api_version = DATM_MODEL_API_VERSION,
+    .name = "whai",
+    .summary = "DATM with Weibull hybrid autoencoding inference: WUDVE encoder by Adam, "
+               "topics by TLASGR-MCMC (paper Alg. 1)",
+    .schema = datm_whai_schema,
+    .create = whai_create,
+    .train_batch = whai_train_batch,
+    .eval_begin = whai_eval_begin,
+    .eval_step = whai_eval_step,
+    .eval_end = whai_eval_end,
+    .infer = whai_infer,
+    .predict = NULL,
+    .get_phi = whai_get_phi,
+    .n_layers = whai_n_layers,
+    .save = whai_save,
+    .load = whai_load,
+    .destroy = whai_destroy,
+};
+
+static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                       datm_error *err)
+{
+    const whai_variant v = {&datm_model_whai, 0, NULL};
+    return whai_create_variant(cfg, info, &v, out, err);
+}

@@ -1,0 +1,68 @@
+/* models/whai.h: WHAI's state and contract functions, for the variants that are WHAI with
+ * one part swapped (iwhai: no downward term; ghai: another posterior family; ...). A variant
+ * file fills its own datm_model_ops with these functions and its own create, which calls
+ * whai_create_variant() with its overrides. Not a variant itself; whai.c is. */
+#ifndef DATM_MODELS_WHAI_H
+#define DATM_MODELS_WHAI_H
+
+#include "decoder/decoder.h"
+#include "encoder/encoder.h"
+#include "pipeline/model.h"
+
+/* The WHAI schema (model: section); variants may reuse it as their own. */
+extern const datm_param_schema datm_whai_schema[];
+
+/* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t). */
+typedef struct whai_chain {
+    float          *params;      /* (enc->params.size) encoder weights */
+    float          *grad;        /* (enc->params.size) */
+    datm_adam       adam;
+    datm_gbn       *gbn;
+    datm_gbn_stats *stats;
+} whai_chain;
+
+typedef struct whai_model {
+    datm_model       base;
+    int              L;
+    int64_t          K[DATM_ENC_MAX_LAYERS + 1];   /* K[0] = V */
+    int64_t          N, B, bpe;                    /* training docs, batch size, batches/epoch */
+    datm_encoder    *enc;                          /* layout + options (weights in chain) */
+    whai_chain       ch;                           /* the training chain */
+    datm_encoder_ws *ws;                           /* training workspace (B docs) */
+    double          *theta_d[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) theta for augmentation */
+    const datm_csr  *train;                        /* borrowed (evaluation chain batches) */
+    /* configuration */
+    double           kl_weight[DATM_ENC_MAX_LAYERS + 1];
+    int64_t          kl_warmup_epochs;
+    datm_aug_mode    count_mode;
+    int              eval_chain;                   /* eval_globals == chain */
+    int64_t          eval_thin;
+    int              eval_theta_sample;            /* 1: one encoder draw per evaluation draw; 0: mean */
+} whai_model;
+
+/* What a variant changes; zero-initialised = plain WHAI from the spec. */
+typedef struct whai_variant {
+    const datm_model_ops        *ops;       /* the variant's table (goes into base.ops) */
+    int                          no_downward;   /* 1: force opts.downward = 0 (IWHAI) */
+    const datm_posterior_family *family;    /* non-NULL: replaces the Weibull family */
+} whai_variant;
+
+int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,
+                         const whai_variant *v, datm_model **out, datm_error *err);
+int  whai_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
+                      datm_train_stats *st, datm_error *err);
+int  whai_eval_begin(datm_model *m, const datm_csr *obs, uint64_t seed, void **state,
+                     datm_error *err);
+int  whai_eval_step(datm_model *m, void *state, int64_t draw, struct datm_rate_accum *acc,
+                    datm_error *err);
+void whai_eval_end(datm_model *m, void *state);
+int  whai_infer(const datm_model *m, const datm_csr *docs, uint64_t seed, int nsamples,
+                datm_theta *out, datm_error *err);
+int  whai_get_phi(const datm_model *m, int layer, const float **phi, int64_t *rows,
+                  int64_t *cols);
+int  whai_n_layers(const datm_model *m);
+int  whai_save(const datm_model *m, struct datm_h5 *g, datm_error *err);
+int  whai_load(datm_model *m, struct datm_h5 *g, datm_error *err);
+void whai_destroy(datm_model *m);
+
+#endif
