@@ -29,7 +29,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]\n\n"
         "Compares runs (run directories or result.h5 files): the spec parameters that differ\n"
-        "(all of them with --all) and every metric under /metrics, with the delta of each run\n"
+        "(all of them with --all; output.dir only then) and every metric under /metrics, with the delta of each run\n"
         "against the first one.\n\n"
         "  --format md|csv|json  output format (default md); csv has one row per run\n"
         "  --all                 list every parameter, not only the changed ones\n"
@@ -382,7 +382,12 @@ int datm_cmd_compare(int argc, char **argv)
             for (int64_t k = 0; k < runs[i].params.n; k++) sl_add(&keys, runs[i].params.kv[k].key);
             for (int64_t m = 0; m < runs[i].metrics.n; m++) sl_add(&mets, runs[i].metrics.names[m]);
         }
+        /* where a run was written differs by construction: not a parameter worth a column */
+        static const char *const ignored[] = {"output.dir", NULL};
         for (int k = 0; k < keys.n; k++) {
+            int skip = 0;
+            for (int j = 0; ignored[j]; j++) skip |= !strcmp(keys.s[k], ignored[j]);
+            if (skip && !all) continue;
             const char *v0 = datm_flat_get(&runs[0].params, keys.s[k]);
             int differs = 0;
             for (int i = 1; i < n && !differs; i++) {
