@@ -135,6 +135,39 @@ static void test_compare(void)
     CHECK(datm("compare --help") == 0 && strstr(out, "usage: datm compare"));
 }
 
+/* error vs depth (by) and width (group), runs of the same cell averaged */
+static void test_compare_bars(void)
+{
+    static const char *specs[5] = {
+        "seed: 1\nmodel:\n  layers: [16]\n  hidden: 32\n",
+        "seed: 2\nmodel:\n  layers: [16]\n  hidden: 32\n",
+        "seed: 1\nmodel:\n  layers: [16, 8]\n  hidden: 32\n",
+        "seed: 1\nmodel:\n  layers: [16]\n  hidden: 64\n",
+        "seed: 1\nmodel:\n  layers: [16, 8]\n  hidden: 64\n",
+    };
+    const double err_rate[5] = {0.30, 0.20, 0.22, 0.21, 0.18};
+    char runs[600] = "", d[400];
+    for (int i = 0; i < 5; i++) {
+        fixture_run r = {.spec = specs[i], .n_metrics = 1, .metric_names = {"error_rate"},
+                         .metric_values = {err_rate[i]}};
+        snprintf(d, sizeof d, "%s/bar_%d", root, i);
+        fixture_write(d, &r);
+        snprintf(runs + strlen(runs), sizeof runs - strlen(runs), " bar_%d", i);
+    }
+    char args[800];
+    snprintf(args, sizeof args, "compare%s --plot bars/b --by model.layers --group model.hidden", runs);
+    CHECK(datm(args) == 0);
+    char p[600];
+    snprintf(p, sizeof p, "%s/bars/b_error_rate.dat", root);
+    char *dat = fixture_slurp(p);
+    /* rows: [16] -> hidden 32: mean(0.30, 0.20) = 0.25, hidden 64: 0.21; [16, 8] -> 0.22, 0.18 */
+    CHECK(dat && strstr(dat, "\"model.hidden = 32\" \"model.hidden = 64\""));
+    CHECK(dat && strstr(dat, "\"[16]\" 0.25 0.20999999999999999\n"));
+    CHECK(dat && strstr(dat, "\"[16, 8]\" 0.22 0.17999999999999999\n"));
+    if (dat && failures) fprintf(stderr, "%s", dat);
+    free(dat);
+}
+
 static void test_check_metrics(void)
 {
     /* run_a: perplexity 800, train_s 10, error_rate 0.25 */
@@ -249,6 +282,7 @@ int main(void)
     setenv("DATM_GNUPLOT", "", 0);   /* keep whatever the environment says */
     unsetenv("DATM_GNUPLOT");
     test_compare();
+    test_compare_bars();
     test_check_metrics();
     test_topics_and_figures();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);

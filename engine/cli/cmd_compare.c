@@ -27,7 +27,8 @@ typedef struct run_info {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]\n\n"
+        "usage: datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]\n"
+        "                    [--metric NAME] [--by KEY] [--group KEY]\n\n"
         "Compares runs (run directories or result.h5 files): the spec parameters that differ\n"
         "(all of them with --all; output.dir only then) and every metric under /metrics, with the delta of each run\n"
         "against the first one.\n\n"
@@ -328,9 +329,74 @@ static int plot_one(run_info *runs, int n, const char *dir, const char *name, co
     return ok;
 }
 
+/* Grouped bars of `metric`: categories = values of `by` (run labels when NULL), one series
+ * per value of `group` (a single series when NULL); runs sharing a cell are averaged.
+ * Returns 1 when written. */
+static int plot_bars(run_info *runs, int n, const char *dir, const char *stem,
+                     const char *metric, const char *by, const char *group)
+{
+    strlist cats = {0}, grps = {0};
+    for (int r = 0; r < n; r++) {
+        const char *c = by ? datm_flat_get(&runs[r].params, by) : runs[r].label;
+        const char *g = group ? datm_flat_get(&runs[r].params, group) : metric;
+        sl_add(&cats, c ? c : "-");
+        sl_add(&grps, g ? g : "-");
+    }
+    double *sum = calloc((size_t)(cats.n * grps.n), sizeof *sum);
+    int *cnt = calloc((size_t)(cats.n * grps.n), sizeof *cnt);
+    for (int r = 0; r < n; r++) {
+        double v;
+        if (!metric_of(&runs[r], metric, &v) || !isfinite(v)) continue;
+        const char *c = by ? datm_flat_get(&runs[r].params, by) : runs[r].label;
+        const char *g = group ? datm_flat_get(&runs[r].params, group) : metric;
+        int ci = 0, gi = 0;
+        while (strcmp(cats.s[ci], c ? c : "-")) ci++;
+        while (strcmp(grps.s[gi], g ? g : "-")) gi++;
+        sum[gi * cats.n + ci] += v;
+        cnt[gi * cats.n + ci]++;
+    }
+    datm_series *s = calloc((size_t)grps.n, sizeof *s);
+    double *y = calloc((size_t)(cats.n * grps.n), sizeof *y);
+    char (*labels)[160] = calloc((size_t)grps.n, sizeof *labels);
+    int any = 0;
+    for (int gi = 0; gi < grps.n; gi++) {
+        for (int ci = 0; ci < cats.n; ci++) {
+            int k = gi * cats.n + ci;
+            y[k] = cnt[k] ? sum[k] / cnt[k] : NAN;
+            any |= cnt[k] > 0;
+        }
+        if (group) snprintf(labels[gi], sizeof labels[gi], "%s = %s", group, grps.s[gi]);
+        else snprintf(labels[gi], sizeof labels[gi], "%s", metric);
+        s[gi] = (datm_series){labels[gi], NULL, y + gi * cats.n, cats.n};
+    }
+    int ok = 0;
+    if (any) {
+        char name[600], title[400];
+        snprintf(name, sizeof name, "%s_%s", stem, metric);
+        snprintf(title, sizeof title, "%s by %s", metric, by ? by : "run");
+        datm_fig_opts o = {.title = title, .xlabel = by ? by : "run", .ylabel = metric};
+        datm_error err = {0};
+        if (datm_figure_bars(dir, name, &o, (const char *const *)cats.s, cats.n, s, grps.n,
+                             NULL, &err) == DATM_OK) {
+            ok = 1;
+            fprintf(stderr, "datm compare: wrote %s/%s.{dat,gp,png,svg}\n", dir, name);
+        } else {
+            fprintf(stderr, "datm compare: %s\n", err.msg);
+        }
+    }
+    free(labels);
+    free(y);
+    free(s);
+    free(sum);
+    free(cnt);
+    sl_free(&cats);
+    sl_free(&grps);
+    return ok;
+}
+
 int datm_cmd_compare(int argc, char **argv)
 {
-    const char *format = "md", *plot = NULL;
+    const char *format = "md", *plot = NULL, *bar_metric = NULL, *by = NULL, *group = NULL;
     int all = 0;
     const char **args = calloc((size_t)argc + 1, sizeof *args);
     int n = 0;
@@ -344,6 +410,9 @@ int datm_cmd_compare(int argc, char **argv)
         else if (!strcmp(argv[i], "--all")) all = 1;
         else if (!strcmp(argv[i], "--plot") && i + 1 < argc) plot = argv[++i];
         else if (!strncmp(argv[i], "--plot=", 7)) plot = argv[i] + 7;
+        else if (!strcmp(argv[i], "--metric") && i + 1 < argc) bar_metric = argv[++i];
+        else if (!strcmp(argv[i], "--by") && i + 1 < argc) by = argv[++i];
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "datm compare: unknown option '%s'\n", argv[i]);
             usage(stderr);
@@ -415,8 +484,18 @@ int datm_cmd_compare(int argc, char **argv)
             snprintf(name, sizeof name, "%s_loss", stem);
             made += plot_one(runs, n, dir, name, DATM_CURVE_ITERATION, DATM_CURVE_LOSS,
                              "iteration (mini-batches)", "loss", "training loss per document");
+            /* grouped bars of a final metric, e.g. error vs depth (by) and width (group) */
+            const char *bm = bar_metric;
+            double tmpv;
+            for (int r = 0; !bm && r < n; r++)
+                if (metric_of(&runs[r], DATM_MET_ERROR_RATE, &tmpv)) bm = DATM_MET_ERROR_RATE;
+            if (!bm) bm = DATM_MET_PERPLEXITY;
+            const char *bk = by;
+            for (int k = 0; !bk && k < changed.n; k++)
+                if (!group || strcmp(changed.s[k], group)) bk = changed.s[k];
+            if (n > 1) made += plot_bars(runs, n, dir, stem, bm, bk, group);
             if (!made) {
-                fprintf(stderr, "datm compare: --plot: no run has curves to draw\n");
+                fprintf(stderr, "datm compare: --plot: no run has curves or metrics to draw\n");
                 rc = DATM_EXIT_FAIL;
             }
         }

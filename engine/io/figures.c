@@ -149,7 +149,8 @@ static void script_head(FILE *g, const char *name, const datm_fig_opts *o)
     if (o && o->xlabel) { fputs("set xlabel ", g); put_quoted(g, o->xlabel); fputc('\n', g); }
     if (o && o->ylabel) { fputs("set ylabel ", g); put_quoted(g, o->ylabel); fputc('\n', g); }
     if (o && o->logx) fputs("set logscale x\n", g);
-    if (o && o->logy) fputs("set logscale y\n", g);
+    if (o && o->logy) fputs("set logscale y\nset format y '%g'\n", g);
+    if (o && o->logx) fputs("set format x '%g'\n", g);
 }
 
 static void script_tail(FILE *g, const char *name)
