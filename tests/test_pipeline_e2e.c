@@ -6,7 +6,8 @@
  *   test_heldout (the rate phi * tokens_d normalises back to phi). result.h5 must hold it
  *   (relative 1e-5: phi is stored in float), and perplexity_observed likewise on test_obs.
  * - the same spec twice gives bit-identical metrics and curves; 1 and 2 threads too.
- * - token-split: the scored tokens plus the trained tokens equal the corpus tokens.
+ * - token-split: the scored tokens plus the trained tokens equal the corpus tokens; the
+ *   logistic-regression error rate on theta features is computed (below chance).
  * - result.h5 status COMPLETED, no result.h5.part left, the documented names present.
  * Skips (77) when DATM_DATA lacks 20news_2000. */
 #include <math.h>
@@ -117,7 +118,7 @@ static const char *spec_text =
     "data:\n  dataset: 20news_2000\n  protocol: heldout-docs\n"
     "model:\n  variant: unigram\n  alpha: 0.25\n"
     "train:\n  epochs: 2\n  batch_size: 1000\n  eval_every: 5\n  eval_docs: 300\n"
-    "evaluate:\n  samples: 2\n";
+    "evaluate:\n  samples: 2\n  classify: false\n";
 
 int main(void)
 {
@@ -191,8 +192,14 @@ int main(void)
     CHECK(same_curves(a, c));
 
     /* token-split protocol on the training documents */
-    const char *ts[] = {"data.protocol=token-split", "data.obs_fraction=0.6", "data.train_docs=2000"};
-    CHECK(run_spec(spec_text, ts, 3, d) == 0);
+    const char *ts[] = {"data.protocol=token-split", "data.obs_fraction=0.6", "data.train_docs=2000",
+                        "evaluate.classify=true"};
+    CHECK(run_spec(spec_text, ts, 4, d) == 0);
+    /* unsupervised model + labels: logistic regression on theta (here the document length,
+     * the unigram's only feature) must beat always answering one of 20 classes */
+    double er = read_metric(d, "error_rate");
+    printf("token-split run: error rate %.9g of the logistic regression on document length\n", er);
+    CHECK(er > 0 && er < 0.95);
     snprintf(path, sizeof path, "%s/result.h5", d);
     if (!datm_h5_open(path, 0, &f, &err)) {
         double ntr = 0, nho = 0, nob = 0;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "eval/classify.h"
+#include "eval/logreg.h"
 #include "eval/perplexity.h"
 #include "io/results_layout.h"
 #include "pipeline/run_internal.h"
@@ -36,6 +37,7 @@ typedef struct run_ctx {
     FILE                *log;
     /* final metrics; NaN when not measured */
     double ppl, ppl_obs, test_s_per_doc, error_rate;
+    const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
 } run_ctx;
 
 /* ---- small helpers ---- */
@@ -183,6 +185,13 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
     }
     rc = datm_curves_append(&c->curves, row, err);
     if (rc) return rc;
+    /* heartbeat: a RUNNING result whose heartbeat is old belongs to a dead process */
+    datm_h5 *f = NULL;
+    datm_error e = {0};
+    char now[64];
+    datm_utc_now(now, sizeof now);
+    if (!datm_h5_open(c->part, 1, &f, &e)) datm_h5_attr_str(f, DATM_ATTR_HEARTBEAT, now, &e);
+    datm_h5_close(&f);
     datm_info("iter %lld epoch %.3f train %.1fs loss %.9g perplexity %.9g (observed %.9g)",
               (long long)iter, row[1], row[2], row[3], row[5], row[6]);
     double keep = a->train_s;
@@ -284,6 +293,63 @@ static int train_stage(run_ctx *c, datm_error *err)
 
 /* ---- evaluate ---- */
 
+/* Unsupervised models (DESIGN section 6): error rate of an L2 logistic regression, penalty by
+ * cross-validation on the training documents, on the concatenated per-layer theta (log1p). */
+static int features(const datm_model *m, const datm_csr *X, uint64_t seed, int ns, float **out,
+                    int64_t *d, datm_error *err)
+{
+    datm_theta th;
+    memset(&th, 0, sizeof th);
+    int rc = m->ops->infer(m, X, seed, ns, &th, err);
+    if (rc) return rc;
+    *d = 0;
+    for (int l = 0; l < th.n_layers; l++) *d += th.k[l];
+    *out = datm_alloc_array((size_t)(X->n_rows ? X->n_rows : 1) * (size_t)*d, sizeof **out, err);
+    if (!*out) rc = DATM_E_NOMEM;
+    else datm_features_concat(th.n_layers, th.k, (const float *const *)th.theta, X->n_rows, 1, *out);
+    datm_theta_free(&th);
+    return rc;
+}
+
+static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
+{
+    const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
+    const int ns = (int)datm_config_int(ec, "feature_samples");
+    const datm_csr *Xtr = &c->data.train_X, *Xte = &c->data.test.X;
+    const int C = c->data.train.n_classes;
+    float *ftr = NULL, *fte = NULL;
+    int32_t *pred = NULL;
+    int64_t d = 0, d2 = 0;
+    datm_logreg lr;
+    memset(&lr, 0, sizeof lr);
+    double t0 = datm_time_now();
+    int rc = features(c->m, Xtr, seed ^ 0x1, ns, &ftr, &d, err);
+    if (!rc) rc = features(c->m, Xte, seed ^ 0x2, ns, &fte, &d2, err);
+    if (!rc && d != d2) rc = datm_error_set(err, DATM_E_INVALID, "features: %lld vs %lld columns",
+                                            (long long)d, (long long)d2);
+    datm_logreg_params p;
+    datm_logreg_params_default(&p);
+    if (!rc) rc = datm_logreg_fit_cv(ftr, Xtr->n_rows, d, c->data.train_labels, C, &p, &lr, err);
+    if (!rc) {
+        pred = datm_alloc_array((size_t)(Xte->n_rows ? Xte->n_rows : 1), sizeof *pred, err);
+        if (!pred) rc = DATM_E_NOMEM;
+    }
+    if (!rc) {
+        datm_logreg_predict(&lr, fte, Xte->n_rows, pred);
+        c->error_rate = datm_error_rate(c->data.test.labels, pred, Xte->n_rows);
+        c->classifier = "logreg";
+        datm_info("evaluate: error rate %.9g of logistic regression (lambda %.3g) on %lld theta "
+                  "features of %lld test documents (%.1fs)", c->error_rate, lr.lambda,
+                  (long long)d, (long long)Xte->n_rows, datm_time_now() - t0);
+    }
+    datm_logreg_free(&lr);
+    datm_free(ftr);
+    datm_free(fte);
+    datm_free(pred);
+    if (rc) datm_error_prefix(err, "classification: ");
+    return rc;
+}
+
 static int evaluate_stage(run_ctx *c, datm_error *err)
 {
     const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
@@ -306,8 +372,12 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
                   "%.3g s per document", c->ppl, c->ppl_obs, (long long)c->data.eval_obs.n_rows,
                   (long long)S, c->test_s_per_doc);
     }
+    if (c->data.have_test && !c->m->ops->predict && c->m->ops->infer && c->data.test.labels &&
+        c->data.train_labels && c->data.train.n_classes > 0)
+        return classify_logreg(c, es, err);
     if (c->data.have_test && c->m->ops->predict && c->data.test.labels &&
         c->data.train.n_classes > 0) {
+        c->classifier = "model";
         const datm_csr *X = &c->data.test.X;
         int C = c->data.train.n_classes;
         float *probs = datm_alloc_array((size_t)X->n_rows * (size_t)C, sizeof *probs, err);
@@ -352,6 +422,7 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         if (!rc) rc = datm_h5_attr_i64(g, "burnin", datm_config_int(ec, "burnin"), err);
         if (!rc) rc = datm_h5_attr_i64(g, "time_samples", datm_config_int(ec, "time_samples"), err);
         if (!rc) rc = datm_h5_attr_str(g, "protocol", c->data.protocol, err);
+        if (!rc && c->classifier) rc = datm_h5_attr_str(g, "classifier", c->classifier, err);
         if (!rc) rc = datm_h5_attr_i64(g, "eval_docs", c->data.eval_obs.n_rows, err);
         datm_h5_close(&g);
     }

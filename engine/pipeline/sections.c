@@ -61,7 +61,10 @@ static const datm_param_schema evaluate_schema[] = {
      "draws per document in a separate timing pass for test_s_per_doc (0 = time the "
      "perplexity pass with S draws)"},
     {"classify", DATM_PARAM_BOOL, "true", NOB, NULL,
-     "error_rate of the model's own prediction on the test documents (supervised variants)"},
+     "error_rate on the labelled test documents: the model's own prediction (supervised "
+     "variants), else a cross-validated logistic regression on log(1 + theta) of all layers"},
+    {"feature_samples", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "draws averaged into the theta features for the logistic regression (0 = the mean)"},
     {"predict_samples", DATM_PARAM_INT, "50", 1, 1e6, NULL,
      "draws averaged for class prediction (paper: N_collect = 50)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
