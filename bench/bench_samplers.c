@@ -99,15 +99,18 @@ static double run_chunk(const bench_case *c, int64_t chunk)
     return s;
 }
 
-/* Runs chunks [0, n) on `threads` threads; returns seconds, checksum in *sum. */
-static double run(const bench_case *c, int64_t n, int threads, double *sum)
+/* Runs chunks [0, n) on `threads` threads; returns wall seconds (process CPU seconds in
+ * *cpu), checksum in *sum. */
+static double run(const bench_case *c, int64_t n, int threads, double *sum, double *cpu)
 {
     double *part = malloc(sizeof(double) * (size_t)n); /* (n) per-chunk sums, added in order */
-    double t0 = datm_time_now();
+    double c0 = datm_time_cpu(), t0 = datm_time_now();
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t ch = 0; ch < n; ch++)
         part[ch] = run_chunk(c, ch);
     double t = datm_time_now() - t0, s = 0.0;
+    if (cpu)
+        *cpu = datm_time_cpu() - c0;
     for (int64_t ch = 0; ch < n; ch++)
         s += part[ch];
     free(part);
@@ -120,21 +123,31 @@ int main(int argc, char **argv)
     double target = argc > 1 ? atof(argv[1]) : 0.3;
     for (int i = 0; i < 128; i++)
         cumsum128[i] = (i ? cumsum128[i - 1] : 0.0) + 1.0 + (i % 5);
+    double load[3] = { 0, 0, 0 };
+    FILE *lf = fopen("/proc/loadavg", "r");
+    if (lf) {
+        if (fscanf(lf, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+            load[0] = -1;
+        fclose(lf);
+    }
     printf("# engine/rand sampler throughput (chunks of %d draws, one stream per chunk)\n", CHUNK);
-    printf("# %-26s %14s %14s %8s  %s\n", "sampler", "1 thread/s", "2 threads/s", "speedup", "ns/draw (1 thr)");
+    printf("# load average at start: %.2f %.2f %.2f (wall-clock rates suffer when it exceeds the cores)\n",
+           load[0], load[1], load[2]);
+    printf("# %-26s %14s %14s %8s  %s\n", "sampler", "1 thread/s", "2 threads/s", "speedup",
+           "CPU ns/draw (1 thread)");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *c = &cases[i];
-        double s1, s2;
+        double s1, s2, cpu1;
         /* calibrate: grow the chunk count until one run takes >= target/4 */
         int64_t n = 2;
-        while (run(c, n, 1, &s1) < target / 4 && n < (1 << 20))
+        while (run(c, n, 1, &s1, NULL) < target / 4 && n < (1 << 20))
             n *= 2;
         n = (int64_t)(n * 4);
-        double t1 = run(c, n, 1, &s1);
-        double t2 = run(c, n, 2, &s2);
+        double t1 = run(c, n, 1, &s1, &cpu1);
+        double t2 = run(c, n, 2, &s2, NULL);
         double draws = (double)n * CHUNK;
         printf("  %-26s %14.4g %14.4g %8.2f  %.3g%s\n", c->name, draws / t1, draws / t2, t1 / t2,
-               t1 / draws * 1e9, s1 == s2 ? "" : "  (checksum differs!)");
+               cpu1 / draws * 1e9, s1 == s2 ? "" : "  (checksum differs!)");
     }
     return 0;
 }
