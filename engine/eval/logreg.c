@@ -48,29 +48,51 @@ typedef struct lr_problem {
     const int64_t *rows;     /* (n) subset of row ids, or NULL for 0..n-1 */
     int64_t        n, d;
     int            c, fit_bias;
-    const double  *mean, *scale;   /* (D) or NULL */
+    const double  *mean, *scale;   /* (D) or NULL; scale holds 1/sd */
+    double        *inv;            /* (D) owned storage behind scale */
     double         lambda;
     double        *xb;       /* (LR_BLOCK, D + fit_bias) */
+    double        *xs;       /* (n, D + fit_bias) all rows prebuilt, or NULL (then per block) */
+    int64_t        xs_cap;   /* rows xs can hold */
     double        *z;        /* (LR_BLOCK, C) */
     double        *rl;       /* (LR_BLOCK) per-row loss */
 } lr_problem;
 
 static int64_t lr_row(const lr_problem *pb, int64_t i) { return pb->rows ? pb->rows[i] : i; }
+static void lr_prebuild(lr_problem *pb);
 
 /* Xb[i, :] = standardised row, plus a trailing 1 for the intercept. */
-static void lr_fill_block(const lr_problem *pb, int64_t first, int64_t nb)
+/* Rows first..first+nb-1 of the problem, standardised, with a trailing 1 for the intercept,
+ * into out (nb, D + fit_bias). */
+static void lr_standardise(const lr_problem *pb, int64_t first, int64_t nb, double *out)
 {
     const int64_t dc = pb->d + pb->fit_bias;
     #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < nb; i++) {
         const float *x = pb->X + lr_row(pb, first + i) * pb->d;
-        double *o = pb->xb + i * dc;
+        double *o = out + i * dc;
         if (pb->mean)
-            for (int64_t j = 0; j < pb->d; j++) o[j] = ((double)x[j] - pb->mean[j]) / pb->scale[j];
+            for (int64_t j = 0; j < pb->d; j++) o[j] = ((double)x[j] - pb->mean[j]) * pb->scale[j];
         else
             for (int64_t j = 0; j < pb->d; j++) o[j] = x[j];
         if (pb->fit_bias) o[pb->d] = 1.0;
     }
+}
+
+/* The block's rows: from the prebuilt matrix when there is one, else standardised now. */
+static const double *lr_block(const lr_problem *pb, int64_t first, int64_t nb)
+{
+    const int64_t dc = pb->d + pb->fit_bias;
+    if (pb->xs) return pb->xs + first * dc;
+    lr_standardise(pb, first, nb, pb->xb);
+    return pb->xb;
+}
+
+/* Prebuilds every row of the current subset when it fits in xs (call after setting rows, n). */
+static void lr_prebuild(lr_problem *pb)
+{
+    if (pb->xs && pb->n <= pb->xs_cap) lr_standardise(pb, 0, pb->n, pb->xs);
+    else if (pb->xs) { datm_free(pb->xs); pb->xs = NULL; pb->xs_cap = 0; }
 }
 
 /* In place: z row -> softmax probabilities; returns -log p[y] (y < 0: not needed). */
@@ -78,12 +100,12 @@ static double lr_softmax_row(double *z, int c, int y)
 {
     double mx = z[0];
     for (int k = 1; k < c; k++) mx = z[k] > mx ? z[k] : mx;
+    const double zy = y >= 0 ? z[y] : 0;
     double s = 0;
-    for (int k = 0; k < c; k++) s += exp(z[k] - mx);
-    double lse = mx + log(s);
-    double nll = y >= 0 ? lse - z[y] : 0;
-    for (int k = 0; k < c; k++) z[k] = exp(z[k] - lse);
-    return nll;
+    for (int k = 0; k < c; k++) { z[k] = exp(z[k] - mx); s += z[k]; }
+    const double inv = 1.0 / s;
+    for (int k = 0; k < c; k++) z[k] *= inv;
+    return y >= 0 ? mx + log(s) - zy : 0;
 }
 
 static double lr_eval(lr_problem *pb, const double *w, double *grad)
@@ -95,9 +117,9 @@ static double lr_eval(lr_problem *pb, const double *w, double *grad)
     double loss = 0;
     for (int64_t first = 0; first < pb->n; first += LR_BLOCK) {
         int64_t nb = DATM_MIN((int64_t)LR_BLOCK, pb->n - first);
-        lr_fill_block(pb, first, nb);
+        const double *xb = lr_block(pb, first, nb);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, c, (int)dc, 1.0,
-                    pb->xb, (int)dc, w, c, 0.0, pb->z, c);
+                    xb, (int)dc, w, c, 0.0, pb->z, c);
         #pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < nb; i++) {
             double *z = pb->z + i * c;
@@ -109,7 +131,7 @@ static double lr_eval(lr_problem *pb, const double *w, double *grad)
         for (int64_t i = 0; i < nb; i++) loss += pb->rl[i];   /* fixed order */
         if (grad)
             cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)dc, c, (int)nb, 1.0,
-                        pb->xb, (int)dc, pb->z, c, 1.0, grad, c);
+                        xb, (int)dc, pb->z, c, 1.0, grad, c);
     }
     double reg = 0;
     for (int64_t j = 0; j < pb->d * c; j++) reg += w[j] * w[j];
@@ -118,24 +140,43 @@ static double lr_eval(lr_problem *pb, const double *w, double *grad)
     return loss * inv_n + 0.5 * pb->lambda * reg;
 }
 
+/* Prebuilt standardised rows are kept when they fit in this many bytes. */
+#define LR_PREBUILD_BYTES (INT64_C(256) << 20)
+
+/* mean and scale (the feature sd) are the model's (D) or NULL (features used as given);
+ * the problem keeps 1/scale. cap_rows: the most rows any subset of this problem will have. */
 static int lr_problem_init(lr_problem *pb, const float *X, const int32_t *y, const int64_t *rows,
                            int64_t n, int64_t d, int c, int fit_bias, const double *mean,
-                           const double *scale, double lambda, datm_error *err)
+                           const double *scale, double lambda, int64_t cap_rows, datm_error *err)
 {
     memset(pb, 0, sizeof *pb);
     pb->X = X; pb->y = y; pb->rows = rows; pb->n = n; pb->d = d; pb->c = c;
-    pb->fit_bias = fit_bias; pb->mean = mean; pb->scale = scale; pb->lambda = lambda;
-    int64_t nb = DATM_MIN((int64_t)LR_BLOCK, n);
-    pb->xb = datm_alloc_array((size_t)(nb * (d + fit_bias)), sizeof(double), err);
-    pb->z = datm_alloc_array((size_t)(nb * c), sizeof(double), err);
-    pb->rl = datm_alloc_array((size_t)nb, sizeof(double), err);
+    pb->fit_bias = fit_bias; pb->lambda = lambda;
+    const int64_t dc = d + fit_bias;
+    pb->xb = datm_alloc_array((size_t)(LR_BLOCK * dc), sizeof(double), err);
+    pb->z = datm_alloc_array((size_t)(LR_BLOCK * c), sizeof(double), err);
+    pb->rl = datm_alloc_array((size_t)LR_BLOCK, sizeof(double), err);
     if (!pb->xb || !pb->z || !pb->rl) return DATM_E_NOMEM;
+    if (mean) {
+        pb->inv = datm_alloc_array((size_t)d, sizeof(double), err);
+        if (!pb->inv) return DATM_E_NOMEM;
+        for (int64_t j = 0; j < d; j++) pb->inv[j] = 1.0 / scale[j];
+        pb->mean = mean;
+        pb->scale = pb->inv;
+    }
+    if (cap_rows * dc * (int64_t)sizeof(double) <= LR_PREBUILD_BYTES) {
+        pb->xs = datm_alloc_array((size_t)(DATM_MAX(cap_rows, 1) * dc), sizeof(double), NULL);
+        pb->xs_cap = pb->xs ? cap_rows : 0;   /* without it: standardise per block */
+    }
+    lr_prebuild(pb);
     return DATM_OK;
 }
 
 static void lr_problem_free(lr_problem *pb)
 {
     datm_free(pb->xb);
+    datm_free(pb->xs);
+    datm_free(pb->inv);
     datm_free(pb->z);
     datm_free(pb->rl);
     memset(pb, 0, sizeof *pb);
@@ -146,7 +187,7 @@ double datm_logreg_objective(const float *X, int64_t n, int64_t d, const int32_t
 {
     lr_problem pb;
     datm_error err = {0};
-    if (lr_problem_init(&pb, X, y, NULL, n, d, c, fit_bias, NULL, NULL, lambda, &err)) {
+    if (lr_problem_init(&pb, X, y, NULL, n, d, c, fit_bias, NULL, NULL, lambda, n, &err)) {
         lr_problem_free(&pb);
         return NAN;
     }
@@ -326,7 +367,7 @@ int datm_logreg_fit(const float *X, int64_t n, int64_t d, const int32_t *y, int 
     lr_problem pb;
     if ((st = lr_problem_init(&pb, X, y, NULL, n, d, c, out->fit_bias,
                               p_in->standardize ? out->mean : NULL,
-                              p_in->standardize ? out->scale : NULL, lambda, err))) {
+                              p_in->standardize ? out->scale : NULL, lambda, n, err))) {
         lr_problem_free(&pb);
         datm_logreg_free(out);
         return st;
@@ -345,14 +386,15 @@ static void lr_validate(const lr_problem *tmpl, const double *w, const int64_t *
     lr_problem pb = *tmpl;
     pb.rows = rows;
     pb.n = n;
+    pb.xs = NULL;   /* validation rows are not the prebuilt training rows */
     const int c = pb.c;
     int64_t e = 0;
     double ll = 0;
     for (int64_t first = 0; first < n; first += LR_BLOCK) {
         int64_t nb = DATM_MIN((int64_t)LR_BLOCK, n - first);
-        lr_fill_block(&pb, first, nb);
+        const double *xb = lr_block(&pb, first, nb);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, c,
-                    (int)(pb.d + pb.fit_bias), 1.0, pb.xb, (int)(pb.d + pb.fit_bias), w, c,
+                    (int)(pb.d + pb.fit_bias), 1.0, xb, (int)(pb.d + pb.fit_bias), w, c,
                     0.0, pb.z, c);
         for (int64_t i = 0; i < nb; i++) {
             double *z = pb.z + i * c;
@@ -416,9 +458,9 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
         n_cv++;
     }
     if ((st = lr_model_init(out, X, n, d, c, p, err))) goto done;
-    if ((st = lr_problem_init(&pb, X, y, tr_rows, n_cv, d, c, out->fit_bias,
+    if ((st = lr_problem_init(&pb, X, y, tr_rows, 0, d, c, out->fit_bias,
                               p->standardize ? out->mean : NULL,
-                              p->standardize ? out->scale : NULL, 0, err)))
+                              p->standardize ? out->scale : NULL, 0, n_cv, err)))
         goto done;
 
     /* Path from the largest lambda down, warm-starting each fold from its previous solution. */
@@ -447,6 +489,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
             pb.n = ntr;
             pb.lambda = lams[l];
             if (ntr == 0 || nva == 0) continue;
+            lr_prebuild(&pb);
             if (lr_lbfgs(&pb, wf + f * P, p->max_iter, p->tol, NULL, err) < 0) {
                 datm_free(order);
                 st = DATM_E_NOMEM;
@@ -489,7 +532,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
     lr_problem_free(&pb);
     if ((st = lr_problem_init(&pb, X, y, NULL, n, d, c, out->fit_bias,
                               p->standardize ? out->mean : NULL,
-                              p->standardize ? out->scale : NULL, out->lambda, err)))
+                              p->standardize ? out->scale : NULL, out->lambda, n, err)))
         goto done;
     lr_init_bias(out->w, d, c, out->fit_bias, y, NULL, n);
     out->iterations = lr_lbfgs(&pb, out->w, p->max_iter, p->tol, &out->grad_norm, err);
