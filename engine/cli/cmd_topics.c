@@ -140,8 +140,10 @@ int datm_cmd_topics(int argc, char **argv)
     for (int l = 1; l <= ts.n_layers; l++) {
         const datm_topic_layer *t = &ts.layer[l - 1];
         if (layer && l != layer) continue;
-        printf("## layer %d: %lld topics, NPMI %.4f, diversity %.4f\n", l, (long long)t->k,
-               t->npmi_mean, t->diversity);
+        printf("## layer %d: %lld topics, NPMI ", l, (long long)t->k);
+        if (isnan(t->npmi_mean)) printf("n/a (no reference corpus)");
+        else printf("%.4f", t->npmi_mean);
+        printf(", diversity %.4f\n", t->diversity);
         for (int64_t k = 0; k < t->k; k++) {
             printf("t%-4lld", (long long)k);
             if (t->npmi) printf(" [npmi %+.3f]", t->npmi[k]);
