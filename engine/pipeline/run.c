@@ -512,7 +512,8 @@ static int prepare(run_ctx *c, datm_error *err)
     snprintf(c->part, sizeof c->part, "%s/%s.part", dir, DATM_RESULT_FILE);
     snprintf(c->final, sizeof c->final, "%s/%s", dir, DATM_RESULT_FILE);
     /* a stale COMPLETED result must not survive a new attempt that then crashes */
-    remove(c->final);
+    if (remove(c->final) == 0)
+        datm_warn("%s: replaced the result of an earlier run in this directory", c->final);
     char path[1300];
     snprintf(path, sizeof path, "%s/%s", dir, DATM_RESULT_SPEC_FILE);
     rc = write_text_atomic(path, c->spec->resolved, err);
