@@ -212,16 +212,15 @@ int datm_cmd_check_metrics(int argc, char **argv)
         fprintf(stderr, "datm check-metrics: %s\n", err.msg);
         return DATM_EXIT_USAGE;
     }
+    /* an absent run skips only when every metric may be missing */
     int skip_all = 1;
     for (int j = 0; j < n; j++) skip_all = skip_all && c[j].skip_if_missing;
 
     datm_h5 *f = NULL;
     if (datm_result_open(run, 0, &f, &err)) {
-        int any_skip = 0;
-        for (int j = 0; j < n; j++) any_skip |= c[j].skip_if_missing;
         fprintf(stderr, "datm check-metrics: %s\n", err.msg);
         free(c);
-        if (any_skip && skip_all) {
+        if (skip_all) {
             printf("SKIPPED: run %s is absent (skip_if_missing)\n", run);
             return DATM_EXIT_SKIP;
         }
