@@ -35,11 +35,15 @@ typedef struct datm_corpus {
 } datm_corpus;
 
 /* Loads DIR/SPLIT.docword.gz (or .docword), DIR/SPLIT.labels and DIR/classes.txt if
- * present, DIR/vocab.txt if present. */
+ * present, DIR/vocab.txt if present. A derived split "BASE_xxx" without its own labels file
+ * (20news_2000's test_obs, test_heldout) takes DIR/BASE.labels (same documents). Labels are
+ * checked against classes.txt; without classes.txt, n_classes = max label + 1. */
 int  datm_corpus_load(const char *dir, const char *split, datm_corpus *out, datm_error *err);
 void datm_corpus_free(datm_corpus *c);
 /* Resolves a dataset name to a directory: an existing path as is, else $DATM_DATA/NAME
- * (default ../shared/data relative to the working directory), else .cache/data/NAME. */
+ * (default ../shared/data relative to the working directory), else .cache/data/NAME, else
+ * $DATM_SOURCE_DIR/.cache/data/NAME (set by CTest). The built-in `brown` set lives in
+ * .cache/data/brown (ci/fetch_brown.sh). The error lists every place looked at. */
 int  datm_dataset_resolve(const char *name, char *dir, size_t dir_size, datm_error *err);
 
 /* Seeded per-document token split: each token goes to obs with probability obs_frac, with
