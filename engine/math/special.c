@@ -9,7 +9,8 @@
  *        psi(x) = psi(x) - psi(x0) = d * S(x),   d = x - x0 (x0 in two doubles),
  *    where every part of S is a positive sum or a difference rewritten as a product with d
  *    factored out exactly; this keeps ~1e-15 relative error right through the root.
- *  - x < 0 (non-integer): the reflection psi(x) = psi(1 - x) - pi cot(pi x).
+ *  - -1 < x < 0: psi(x) = psi(x + 1) - 1/x;  x < -1 (non-integer): the reflection
+ *    psi(x) = psi(1 - x) - pi cot(pi x).
  * Non-positive integers are poles: NaN. */
 #include "math/math.h"
 
@@ -78,6 +79,8 @@ double datm_digamma(double x)
     if (x <= 0.0) {
         double fl = floor(x);
         if (x == fl) return NAN;                 /* pole */
+        /* (-1, 0): one step of the recurrence keeps tiny |x| exact (psi ~ -1/x) */
+        if (x > -1.0) return datm_digamma(x + 1.0) - 1.0 / x;
         /* psi(x) = psi(1 - x) - pi cot(pi x); cot has period 1, so use the fraction. */
         double r = x - fl;                       /* in (0, 1) */
         return datm_digamma(1.0 - x) - PI / tan(PI * r);
@@ -98,6 +101,7 @@ double datm_trigamma(double x)
     if (x <= 0.0) {
         double fl = floor(x);
         if (x == fl) return NAN;                 /* pole */
+        if (x > -1.0) return datm_trigamma(x + 1.0) + 1.0 / (x * x);
         /* psi'(x) + psi'(1 - x) = pi^2 / sin^2(pi x) */
         double s = sin(PI * (x - fl));
         return PI * PI / (s * s) - datm_trigamma(1.0 - x);
