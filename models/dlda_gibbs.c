@@ -75,7 +75,7 @@ static int dg_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     if (rc) return datm_error_prefix(err, "dlda-gibbs iteration %lld: ", (long long)ctx->iteration);
     memset(st, 0, sizeof *st);
     st->n_layers = m->g->L;
-    st->loglik = dlda_loglik_per_doc(m->g, m->train, m->ch->theta[1]);
+    st->loglik = datm_gbn_chain_loglik(m->ch) / (double)m->n_train;
     st->loss = -st->loglik;
     return DATM_OK;
 }

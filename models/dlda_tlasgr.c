@@ -97,7 +97,7 @@ static int dt_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     if (rc) return datm_error_prefix(err, "dlda-tlasgr mini-batch %lld: ", (long long)ctx->iteration);
     memset(st, 0, sizeof *st);
     st->n_layers = m->g->L;
-    st->loglik = dlda_loglik_per_doc(m->g, b->X, m->ch->theta[1]);
+    st->loglik = datm_gbn_chain_loglik(m->ch) / (double)b->X->n_rows;
     st->loss = -st->loglik;
     for (int l = 1; l <= m->g->L; l++) st->step[l - 1] = rep.step_mean[l];
     return DATM_OK;

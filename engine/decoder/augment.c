@@ -107,12 +107,14 @@ static double cum_fallback(const double *a, int64_t K, double *cum)
     return (double)K;
 }
 
-void datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals, int64_t nnz,
-                         const double *const *theta_n, int32_t *const *m_n, int64_t *fx,
-                         const int64_t *fx_off, int expected, datm_rng *rng, double *work)
+double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
+                           int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
+                           int64_t *fx, const int64_t *fx_off, int expected, datm_rng *rng,
+                           double *work)
 {
     double *cum = work;
     const int L = g->L;
+    double ll = 0.0;
 
     /* layer 1: multinomial split of the word counts */
     {
@@ -120,12 +122,14 @@ void datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *va
         const double *th = theta_n[1];
         int32_t *m1 = m_n[1];
         memset(m1, 0, (size_t)K1 * sizeof(int32_t));
+        for (int64_t k = 0; k < K1; k++) ll -= th[k];   /* sum_v rate = sum_k theta */
         for (int64_t e = 0; e < nnz; e++) {
             int64_t x = (int64_t)llroundf(vals[e]);
             if (x <= 0) continue;
             const int64_t v = cols[e];
             const double *prow = g->phi[1] + v * K1;
             double s = cum_product(prow, th, K1, cum);
+            ll += (double)x * log(s > 1e-300 ? s : 1e-300) - (x > 1 ? lgamma((double)x + 1.0) : 0.0);
             if (!(s > 0) || !isfinite(s)) s = cum_fallback(prow, K1, cum);
             int64_t *arow = fx ? fx + fx_off[1] + v * K1 : NULL;
             for (int64_t i = 0; i < x; i++) {
@@ -192,6 +196,7 @@ void datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *va
             if (mL[k] > 0)
                 trow[k] += datm_rng_crt(rng, mL[k], g->r[k]) * (int64_t)DATM_GBN_FX_SCALE;
     }
+    return ll;
 }
 
 /* ---------------------------------------------------------------- a pass from given theta */

@@ -168,6 +168,8 @@ typedef struct datm_gbn_chain {
     double  *c;                                /* (B, L + 2): c_n(t), t = 2..L+1 */
     double  *p;                                /* (B, L + 2): p_n(t), t = 2..L+1 */
     double  *q_top;                            /* (B) q_n(L+1) of the last sweep */
+    double  *loglik;                           /* (B) log Pois(x_n | Phi(1) theta(1)) at the
+                                                  start of the last sweep */
     int64_t  sweeps;                           /* sweeps since the last init */
 } datm_gbn_chain;
 
@@ -189,6 +191,10 @@ typedef struct datm_gbn_sweep_opts {
 int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *ch,
                          const datm_gbn_key *key, const datm_gbn_sweep_opts *so,
                          datm_gbn_stats *s, datm_error *err);
+
+/* Sum over documents of ch->loglik (fixed order): the Poisson log-likelihood of the counts
+ * under the theta(1) the last sweep started from (free by-product of the upward pass). */
+double datm_gbn_chain_loglik(const datm_gbn_chain *ch);
 
 /* ---- Gibbs draws of the globals (DLDA-Gibbs) ---- */
 /* Phi(l)_k ~ Dir(eta(l) + A(l)_.k) for every layer and column; r_k ~

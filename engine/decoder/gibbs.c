@@ -40,7 +40,8 @@ int datm_gbn_chain_create(const datm_gbn *g, int64_t n_docs, datm_gbn_chain **ou
     ch->c = datm_alloc_array(nd * (size_t)(g->L + 2), sizeof(double), err);
     ch->p = ch->c ? datm_alloc_array(nd * (size_t)(g->L + 2), sizeof(double), err) : NULL;
     ch->q_top = ch->p ? datm_alloc_array(nd, sizeof(double), err) : NULL;
-    if (!ch->q_top) { datm_gbn_chain_destroy(&ch); return err->code; }
+    ch->loglik = ch->q_top ? datm_alloc_array(nd, sizeof(double), err) : NULL;
+    if (!ch->loglik) { datm_gbn_chain_destroy(&ch); return err->code; }
     datm_gbn_chain_init(ch, n_docs);
     *out = ch;
     return DATM_OK;
@@ -57,6 +58,7 @@ void datm_gbn_chain_destroy(datm_gbn_chain **pch)
     datm_free(ch->c);
     datm_free(ch->p);
     datm_free(ch->q_top);
+    datm_free(ch->loglik);
     datm_free(ch);
     *pch = NULL;
 }
@@ -76,6 +78,7 @@ void datm_gbn_chain_init(datm_gbn_chain *ch, int64_t n_docs)
         ch->p[i] = 0.5;
     }
     memset(ch->q_top, 0, (size_t)n_docs * sizeof(double));
+    memset(ch->loglik, 0, (size_t)n_docs * sizeof(double));
     ch->sweeps = 0;
 }
 
@@ -92,6 +95,7 @@ void datm_gbn_chain_copy(datm_gbn_chain *dst, const datm_gbn_chain *src)
     memcpy(dst->c, src->c, nc * sizeof(double));
     memcpy(dst->p, src->p, nc * sizeof(double));
     memcpy(dst->q_top, src->q_top, (size_t)src->n_docs * sizeof(double));
+    memcpy(dst->loglik, src->loglik, (size_t)src->n_docs * sizeof(double));
     dst->sweeps = src->sweeps;
 }
 
@@ -200,9 +204,11 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
             mn[l] = ch->m[l] + n * g->K[l];
         }
         int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
-        datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, (const double *const *)th, mn,
-                            s ? s->fx + (int64_t)tid * s->fx_len : NULL, s ? s->fx_off : NULL,
-                            expected, &rng, work + (int64_t)tid * wl);
+        ch->loglik[n] = datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b,
+                                            (const double *const *)th, mn,
+                                            s ? s->fx + (int64_t)tid * s->fx_len : NULL,
+                                            s ? s->fx_off : NULL, expected, &rng,
+                                            work + (int64_t)tid * wl);
         double q[DATM_GBN_MAX_LAYERS + 2];
         double *cn = ch->c + n * (L + 2), *pn = ch->p + n * (L + 2);
         sample_cp(g, th, mn[1], cn, pn, q, sample, &rng);
@@ -217,6 +223,13 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
     ch->sweeps++;
     datm_free(work);
     return DATM_OK;
+}
+
+double datm_gbn_chain_loglik(const datm_gbn_chain *ch)
+{
+    double s = 0.0;
+    for (int64_t n = 0; n < ch->n_docs; n++) s += ch->loglik[n];
+    return s;
 }
 
 /* ---------------------------------------------------------------- globals by Gibbs */
