@@ -94,6 +94,30 @@ static double cum_product(const double *a, const double *b, int64_t K, double *c
     return s;
 }
 
+/* Same with a float first factor (layer 1 reads Phi(1) as float: half the memory traffic of
+ * the V x K1 rows that dominate the pass; sums stay in double). */
+static double cum_product_f(const float *a, const double *b, int64_t K, double *cum)
+{
+    double s = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        s += (double)a[k] * b[k];
+        cum[k] = s;
+    }
+    return s;
+}
+
+static double cum_fallback_f(const float *a, int64_t K, double *cum)
+{
+    double s = 0.0;
+    for (int64_t k = 0; k < K; k++) {
+        s += a[k];
+        cum[k] = s;
+    }
+    if (s > 0 && isfinite(s)) return s;
+    for (int64_t k = 0; k < K; k++) cum[k] = (double)(k + 1);
+    return (double)K;
+}
+
 /* Fallback weights when phi theta vanishes (theta underflowed): phi's row, else uniform. */
 static double cum_fallback(const double *a, int64_t K, double *cum)
 {
@@ -127,10 +151,10 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
             int64_t x = (int64_t)llroundf(vals[e]);
             if (x <= 0) continue;
             const int64_t v = cols[e];
-            const double *prow = g->phi[1] + v * K1;
-            double s = cum_product(prow, th, K1, cum);
+            const float *prow = g->phi_f[1] + v * K1;
+            double s = cum_product_f(prow, th, K1, cum);
             ll += (double)x * log(s > 1e-300 ? s : 1e-300) - (x > 1 ? lgamma((double)x + 1.0) : 0.0);
-            if (!(s > 0) || !isfinite(s)) s = cum_fallback(prow, K1, cum);
+            if (!(s > 0) || !isfinite(s)) s = cum_fallback_f(prow, K1, cum);
             int64_t *arow = fx ? fx + fx_off[1] + v * K1 : NULL;
             for (int64_t i = 0; i < x; i++) {
                 int k = datm_rng_categorical_cumsum(rng, cum, (int)K1);

@@ -1,0 +1,140 @@
+/* bench/bench_decoder.c: throughput of the decoder kernels on 20news_2000 (or a synthetic
+ * corpus when the data is absent): one upward-downward Gibbs sweep over the training set,
+ * one upward augmentation pass from a given theta (WHAI's use), and one DLDA-TLASGR
+ * mini-batch (200 documents, 20 L + 10 L local sweeps + the TLASGR step), for 1 and 2
+ * threads. Prints wall and process CPU seconds (the machine may be shared: with one thread
+ * the CPU time is the cost), microseconds per document-sweep and tokens per second.
+ *   bench_decoder [layers, e.g. 128,64,32] [repeats]
+ * Never passes or fails. */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "decoder/decoder.h"
+#include "rand/rand.h"
+
+static void die(const datm_error *e)
+{
+    fprintf(stderr, "bench_decoder: %s\n", e->msg);
+    exit(1);
+}
+
+static int parse_layers(const char *s, int64_t *K)
+{
+    int L = 0;
+    while (*s && L < DATM_GBN_MAX_LAYERS) {
+        K[++L] = strtoll(s, (char **)&s, 10);
+        if (*s == ',') s++;
+    }
+    return L;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t K[DATM_GBN_MAX_LAYERS + 1];
+    int L = parse_layers(argc > 1 ? argv[1] : "128,64,32", K);
+    int reps = argc > 2 ? atoi(argv[2]) : 3;
+    datm_error err;
+    datm_corpus c;
+    memset(&c, 0, sizeof c);
+    char dir[512];
+    int have = datm_dataset_resolve("20news_2000", dir, sizeof dir, &err) == DATM_OK &&
+               datm_corpus_load(dir, "train", &c, &err) == DATM_OK;
+    if (!have) {
+        fprintf(stderr, "20news_2000 not found; benchmarking a synthetic Poisson corpus\n");
+        datm_rng r;
+        datm_rng_init(&r, 1, DATM_STREAM_TEST, 0);
+        int64_t N = 11284, V = 2000, per = 42, nnz = N * per;
+        if (datm_csr_alloc(&c.X, N, V, nnz, &err)) die(&err);
+        for (int64_t n = 0; n <= N; n++) c.X.row_ptr[n] = n * per;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t j = 0; j < per; j++) {
+                c.X.col[n * per + j] = (int32_t)(j * (V / per) + (int64_t)datm_rng_below(&r, V / per));
+                c.X.val[n * per + j] = 1.0f + (float)datm_rng_poisson(&r, 0.25);
+            }
+    }
+    K[0] = c.X.n_cols;
+    const datm_csr *X = &c.X;
+    const double tokens = datm_csr_total(X);
+    printf("corpus: %lld docs, %.0f tokens, nnz %lld; layers", (long long)X->n_rows, tokens,
+           (long long)X->nnz);
+    for (int l = 1; l <= L; l++) printf(" %lld", (long long)K[l]);
+    printf("\n");
+
+    datm_gbn_opts o;
+    datm_gbn_opts_default(&o);
+    datm_gbn *g = NULL;
+    if (datm_gbn_create(L, K, &o, 1, &g, &err)) die(&err);
+    for (int threads = 1; threads <= 2; threads++) {
+        omp_set_num_threads(threads);
+        datm_gbn_chain *ch = NULL;
+        datm_gbn_stats *s = NULL;
+        if (datm_gbn_chain_create(g, X->n_rows, &ch, &err) || datm_gbn_stats_create(g, &s, &err))
+            die(&err);
+        datm_gbn_sweep_opts so = {.cp_after = 0, .mode = DATM_AUG_SAMPLED};
+        /* full Gibbs sweeps */
+        double t0 = datm_time_now(), c0 = datm_time_cpu();
+        for (int i = 0; i < reps; i++) {
+            datm_gbn_stats_reset(s);
+            datm_gbn_key key = {.seed = 1, .purpose = DATM_STREAM_DOC, .step = (uint64_t)i};
+            if (datm_gbn_chain_sweep(g, X, ch, &key, &so, s, &err)) die(&err);
+        }
+        double dt = (datm_time_now() - t0) / reps, dc = (datm_time_cpu() - c0) / reps;
+        printf("threads %d: Gibbs sweep    %8.3f s (cpu %.3f s)  %7.2f us/doc  %6.2f Mtok/s\n",
+               threads, dt, dc, 1e6 * dt / (double)X->n_rows, tokens / dt / 1e6);
+        /* augmentation only, from the chain's theta */
+        t0 = datm_time_now();
+        c0 = datm_time_cpu();
+        for (int i = 0; i < reps; i++) {
+            datm_gbn_stats_reset(s);
+            datm_gbn_key key = {.seed = 2, .purpose = DATM_STREAM_DOC, .step = (uint64_t)i};
+            if (datm_gbn_augment(g, X, (const double *const *)ch->theta, &key, DATM_AUG_SAMPLED, s,
+                                 NULL, &err))
+                die(&err);
+        }
+        dt = (datm_time_now() - t0) / reps;
+        dc = (datm_time_cpu() - c0) / reps;
+        printf("threads %d: augment pass   %8.3f s (cpu %.3f s)  %7.2f us/doc  %6.2f Mtok/s\n",
+               threads, dt, dc, 1e6 * dt / (double)X->n_rows, tokens / dt / 1e6);
+        /* one DLDA-TLASGR mini-batch of 200 documents */
+        const int64_t B = 200;
+        int64_t rows[200];
+        for (int64_t i = 0; i < B; i++) rows[i] = (i * 7919) % X->n_rows;
+        datm_csr Xb;
+        if (datm_csr_select_rows(X, rows, B, &Xb, &err)) die(&err);
+        datm_gbn_chain *bc = NULL;
+        if (datm_gbn_chain_create(g, B, &bc, &err)) die(&err);
+        datm_gbn *gc = NULL;
+        if (datm_gbn_create(L, K, &o, 1, &gc, &err)) die(&err);
+        int sweeps = 30 * L;
+        so.cp_after = 10;
+        t0 = datm_time_now();
+        c0 = datm_time_cpu();
+        for (int i = 0; i < reps; i++) {
+            datm_gbn_chain_init(bc, B);
+            datm_gbn_stats_reset(s);
+            for (int sw = 0; sw < sweeps; sw++) {
+                datm_gbn_key key = {.seed = 3, .purpose = DATM_STREAM_DOC,
+                                    .step = (uint64_t)(i * 4096 + sw), .doc_ids = rows};
+                if (datm_gbn_chain_sweep(gc, &Xb, bc, &key, &so, sw >= 20 * L ? s : NULL, &err))
+                    die(&err);
+            }
+            if (datm_tlasgr_step(gc, s, (double)X->n_rows / (double)B, 4, NULL, &err)) die(&err);
+        }
+        dt = (datm_time_now() - t0) / reps;
+        dc = (datm_time_cpu() - c0) / reps;
+        printf("threads %d: TLASGR batch   %8.3f s (cpu %.3f s)  %7.2f us/doc-sweep (%d sweeps of "
+               "%lld docs)\n", threads, dt, dc, 1e6 * dt / (double)(B * sweeps), sweeps,
+               (long long)B);
+        datm_csr_free(&Xb);
+        datm_gbn_chain_destroy(&bc);
+        datm_gbn_destroy(&gc);
+        datm_gbn_chain_destroy(&ch);
+        datm_gbn_stats_destroy(&s);
+    }
+    datm_gbn_destroy(&g);
+    datm_corpus_free(&c);
+    return 0;
+}
