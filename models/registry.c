@@ -11,6 +11,10 @@ extern const datm_model_ops datm_model_dlda_tlasgr;
 extern const datm_model_ops datm_model_sdatm_l;
 extern const datm_model_ops datm_model_sdatm_n;
 extern const datm_model_ops datm_model_whai;
+extern const datm_model_ops datm_model_wai;
+extern const datm_model_ops datm_model_iwhai;
+extern const datm_model_ops datm_model_ghai;
+extern const datm_model_ops datm_model_layerwise;
 
 static const datm_model_ops *const registry[] = {
     &datm_model_unigram,
@@ -19,6 +23,10 @@ static const datm_model_ops *const registry[] = {
     &datm_model_sdatm_l,
     &datm_model_sdatm_n,
     &datm_model_whai,
+    &datm_model_wai,
+    &datm_model_iwhai,
+    &datm_model_ghai,
+    &datm_model_layerwise,
     NULL /* end */
 };
 

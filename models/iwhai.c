@@ -1,0 +1,59 @@
+/* models/iwhai.c: IWHAI ("iwhai"), independent WHAI (paper sec. II-E "Variations of WHAI"):
+ * WHAI without the stochastic-downward connections, q(theta(l) | .) = Weibull(k(l), lam(l))
+ * instead of Weibull(k(l) + Phi(l+1) theta(l+1), lam(l)). The KL still compares it with the
+ * prior Gamma(Phi(l+1) theta(l+1), 1), and the topics are still sampled by TLASGR-MCMC, so
+ * the only change from WHAI is engine/encoder's opts.downward = 0 (reference-notes sec. 3:
+ * this is PyDPM's WHAI with encode_prior = False). Everything else is models/whai.c. */
+#include <string.h>
+
+#include "variant_schema.h"
+#include "whai.h"
+
+static datm_param_schema iwhai_schema[VARIANT_SCHEMA_CAP];
+
+__attribute__((constructor)) static void iwhai_schema_init(void)
+{
+    static const variant_schema_edit edits[] = {
+        {"downward", "false",
+         "IWHAI has no downward term Phi(l+1) theta(l+1) in the Weibull shape; must stay false "
+         "(use whai for true)"},
+    };
+    variant_schema_build(iwhai_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
+                         (int)DATM_COUNTOF(edits), NULL);
+}
+
+static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                        datm_error *err);
+
+const datm_model_ops datm_model_iwhai = {
+    .api_version = DATM_MODEL_API_VERSION,
+    .name = "iwhai",
+    .summary = "IWHAI: WHAI without the stochastic-downward term in the encoder (paper sec. "
+               "II-E); the KL prior keeps Phi(l+1) theta(l+1)",
+    .schema = iwhai_schema,
+    .create = iwhai_create,
+    .train_batch = whai_train_batch,
+    .eval_begin = whai_eval_begin,
+    .eval_step = whai_eval_step,
+    .eval_end = whai_eval_end,
+    .infer = whai_infer,
+    .predict = NULL,
+    .get_phi = whai_get_phi,
+    .n_layers = whai_n_layers,
+    .save = whai_save,
+    .load = whai_load,
+    .destroy = whai_destroy,
+};
+
+static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                        datm_error *err)
+{
+    if (datm_config_bool(cfg, "downward"))
+        return datm_error_set(err, DATM_E_INVALID,
+                              "model.downward: iwhai has no downward term (use variant whai)");
+    whai_variant v;
+    memset(&v, 0, sizeof v);
+    v.ops = &datm_model_iwhai;
+    v.no_downward = 1;
+    return whai_create_variant(cfg, info, &v, out, err);
+}

@@ -1,0 +1,647 @@
+/* models/layerwise.c: "layerwise", DATM trained by WHAI with layer-wise width learning
+ * (paper sec. II-D, Algorithm 2). Layers are added one at a time; while layer l is the top,
+ * its latent counts are modelled by a truncated gamma-negative-binomial process,
+ * theta(l) ~ Gam(r, 1) with r_k ~ Gam(gamma0 / K_l, 1 / c0) sampled by TLASGR-MCMC (paper eq.
+ * r_update) from the top-layer CRT tables; all layers are trained jointly by Algorithm 1
+ * with the KL prior of the top layer Gamma(r, 1); at the end of the stage, the units of layer
+ * l with r_k < u are deleted with their Phi(l) columns and encoder parameters, and the next
+ * layer starts with at most the inferred width of layer l.
+ *
+ * Modelling assumptions (no public code exists for this rule; reference-notes sec. 3):
+ *   - stages split the run's mini-batches: stage s gets the share stage_fractions[s] (default
+ *     equal shares); the iteration counter t of the TLASGR step size continues across stages;
+ *   - K_lmax = min(layers[l-1], inferred K_{l-1}) (Algorithm 2 uses the inferred width alone;
+ *     with layers = [K1max, K1max, K1max] the two rules agree);
+ *   - pruning deletes unit k of the top layer when r_k < prune_u (paper: u = 0.01), at the end
+ *     of every stage including the last; at least the unit with the largest r_k is kept;
+ *   - deleted: the Phi(l) column, the unit's shape and scale outputs (W1, b1, W2, b2 columns)
+ *     and its hidden unit (W3(l) column, b3(l)) when the hidden width equals K_l; the kept
+ *     units keep their weights, Adam moments, Phi columns and preconditioner M_k;
+ *   - a new layer: Phi(l+1) and its encoder weights freshly initialised (WHAI's rules), its
+ *     Adam moments zero, r = r_init (default 1, WHAI's r) until TLASGR updates it, and its
+ *     M_k (and M for r) set from the first mini-batch as on the first TLASGR step;
+ *   - while a layer is below the top its prior is Gamma(Phi(l+1) theta(l+1), 1) as in WHAI.
+ * The inferred structure is logged at each stage and saved as /model/inferred_layers.
+ * Everything else (encoder keys, features, topics, save/load of the parts) is WHAI's
+ * (models/whai.h); evaluation uses models/variant_eval (the chain protocol with this
+ * iteration) or WHAI's with fixed globals. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dlda_common.h"
+#include "io/h5.h"
+#include "variant_eval.h"
+#include "variant_schema.h"
+#include "whai.h"
+
+typedef struct lw_model {
+    datm_model   base;
+    whai_model  *w;           /* the current stage's network (its decoder has r) */
+    datm_config *cfg;         /* a copy of the spec's model section, set per stage */
+    datm_config *spec;        /* the spec's model section as given */
+    datm_run_info info;
+    int          L_target;    /* number of stages / final depth */
+    int64_t      kmax[DATM_ENC_MAX_LAYERS + 1];   /* layers[] of the spec */
+    int64_t      stage_end[DATM_ENC_MAX_LAYERS + 1];   /* last iteration of stage s */
+    int          stage;       /* current stage = current depth */
+    int          fresh_top;   /* 1: the top layer's M and M_r are set on the next step */
+    int          done;        /* the final pruning happened */
+    double       prune_u, r_init;
+    float       *r_f;         /* (K_L) float copy of r for the encoder's top prior */
+    int          eval_chain;
+    int64_t      eval_thin;
+} lw_model;
+
+static datm_param_schema lw_schema[VARIANT_SCHEMA_CAP];
+
+__attribute__((constructor)) static void lw_schema_init(void)
+{
+    static const variant_schema_edit edits[] = {
+        {"layers", "[128, 128, 128]",
+         "Algorithm 2: the number of entries is the depth L; layers[0] = K_1max; a later layer "
+         "starts with K_lmax = min(layers[l-1], inferred K_{l-1}) units"},
+        {"eval_globals", NULL,
+         "chain: each evaluation draw advances a copy of the network (with r) by eval_thin "
+         "iterations; fixed: current globals only"},
+    };
+    static const datm_param_schema extra[] = {
+        {"prune_u", DATM_PARAM_REAL, "0.01", 0, 1e6, NULL,
+         "delete the top layer's units with r_k < prune_u at the end of each stage (paper: u)"},
+        {"stage_fractions", DATM_PARAM_REAL_LIST, "[]", 1e-9, 1e9, NULL,
+         "share of the run's mini-batches per stage (normalised): [] = equal shares"},
+        {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+         "top-layer gamma-NB process r_k ~ Gam(gamma0 / K_l, 1 / c0): gamma0"},
+        {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0 / K_l, 1 / c0): c0"},
+        {"r_init", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+         "r_k of a new top layer before TLASGR updates it (WHAI's r = 1)"},
+        {NULL, 0, NULL, 0, 0, NULL, NULL},
+    };
+    variant_schema_build(lw_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
+                         (int)DATM_COUNTOF(edits), extra);
+}
+
+/* ---- building a stage's network ---- */
+
+/* The stage's model section: layers = K[1..L]; per-layer lists given for the final depth
+ * (kl_weight, eta, hidden with one entry per layer) cut to the first L entries. */
+static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof buf, "[");
+    for (int l = 1; l <= L; l++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l > 1 ? ", " : "", (long long)K[l]);
+    snprintf(buf + n, sizeof buf - (size_t)n, "]");
+    int rc = datm_config_set(m->cfg, "layers", buf, err);
+    static const char *const real_keys[] = {"kl_weight", "eta"};
+    for (size_t i = 0; i < DATM_COUNTOF(real_keys) && !rc; i++) {
+        const double *v;
+        if (datm_config_real_list(m->spec, real_keys[i], &v) != m->L_target || L == m->L_target)
+            continue;
+        n = snprintf(buf, sizeof buf, "[");
+        for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%.17g", l ? ", " : "", v[l]);
+        snprintf(buf + n, sizeof buf - (size_t)n, "]");
+        rc = datm_config_set(m->cfg, real_keys[i], buf, err);
+    }
+    const int64_t *h;
+    if (!rc && datm_config_int_list(m->spec, "hidden", &h) == m->L_target && L < m->L_target) {
+        n = snprintf(buf, sizeof buf, "[");
+        for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l ? ", " : "", (long long)h[l]);
+        snprintf(buf + n, sizeof buf - (size_t)n, "]");
+        rc = datm_config_set(m->cfg, "hidden", buf, err);
+    }
+    return rc;
+}
+
+/* Copies src's views into a same-shaped encoder dst's views, through the unit maps (the
+ * moments of Adam travel with the weights): remap a shallow copy whose values are x. */
+static int remap_vector(const datm_encoder *src, const float *x, const datm_encoder *dst,
+                        const int32_t *const *map, int fresh_from, float *out, datm_error *err)
+{
+    datm_encoder tmp = *src;
+    tmp.params.value = (float *)x;
+    datm_encoder *r = NULL;
+    int rc = datm_encoder_remap(&tmp, &dst->o, map, 0, &r, err);
+    if (rc) return rc;
+    memcpy(out, r->params.value, (size_t)r->params.size * sizeof(float));
+    /* layers from fresh_from up are new: their moments start at zero */
+    for (int l = fresh_from; l <= r->L; l++) {
+        const int v[6] = {r->iW3[l], r->ib3[l], r->iW1[l], r->ib1[l], r->iW2[l], r->ib2[l]};
+        for (int j = 0; j < 6; j++)
+            memset(out + r->params.views[v[j]].offset, 0,
+                   (size_t)datm_params_len(&r->params, v[j]) * sizeof(float));
+    }
+    datm_encoder_destroy(&r);
+    return DATM_OK;
+}
+
+/* A network with widths K[1..L] from the spec's keys, a decoder with r, and, when old is
+ * given, the trained parts of old carried over: layers 1..L_old-1 whole, layer L_old through
+ * keep (n_keep unit indices), layers above L_old fresh. */
+static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
+                    const int32_t *keep, whai_model **out, datm_error *err)
+{
+    *out = NULL;
+    int rc = set_layers(m, L, K, err);
+    datm_model *inner = NULL;
+    whai_variant v;
+    memset(&v, 0, sizeof v);
+    v.ops = m->base.ops;
+    if (!rc) rc = whai_create_variant(m->cfg, &m->info, &v, &inner, err);
+    if (rc) return rc;
+    whai_model *w = (whai_model *)inner;
+    w->eval_chain = 0;   /* WHAI's chain would ignore r: evaluation is done here */
+
+    /* decoder with the gamma-NB top layer */
+    datm_gbn_opts go = w->ch.gbn->o;
+    go.use_r = 1;
+    go.r_init = m->r_init;
+    go.gamma0 = datm_config_real(m->cfg, "gamma0");
+    go.c0 = datm_config_real(m->cfg, "c0");
+    datm_gbn *g = NULL;
+    datm_gbn_stats *s = NULL;
+    rc = datm_gbn_create(L, w->K, &go, m->info.seed, &g, err);
+    if (!rc && old) {
+        const datm_gbn *og = old->ch.gbn;
+        const int Lo = old->L;
+        for (int l = 1; l <= Lo; l++) {
+            const int64_t R = g->K[l - 1], C = g->K[l], Co = og->K[l];
+            for (int64_t k = 0; k < C; k++) {
+                const int64_t ko = (l == Lo && keep) ? keep[k] : k;
+                for (int64_t r = 0; r < R; r++) g->phi[l][r * C + k] = og->phi[l][r * Co + ko];
+                g->M[l][k] = og->M[l][ko];
+            }
+        }
+        if (L == Lo && g->r)   /* final pruning: r of the kept units */
+            for (int64_t k = 0; k < g->K[L]; k++) g->r[k] = og->r[keep ? keep[k] : k];
+        g->t = og->t;
+        g->M_r = og->M_r;
+        g->gamma0 = og->gamma0;
+        g->c0 = og->c0;
+        datm_gbn_sync_f(g);
+    }
+    if (!rc) rc = datm_gbn_stats_create(g, &s, err);
+    if (rc) {
+        datm_gbn_destroy(&g);
+        whai_destroy(&w->base);
+        return rc;
+    }
+    datm_gbn_stats_destroy(&w->ch.stats);
+    datm_gbn_destroy(&w->ch.gbn);
+    w->ch.gbn = g;
+    w->ch.stats = s;
+
+    /* encoder: trained weights and Adam moments through the unit maps */
+    if (old) {
+        int32_t *maps[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        maps[old->L] = (int32_t *)keep;
+        datm_encoder *e2 = NULL;
+        const int64_t n = w->enc->params.size;
+        rc = datm_encoder_remap(old->enc, &w->enc->o, (const int32_t *const *)maps,
+                                m->info.seed, &e2, err);
+        if (!rc && e2->params.size != n)
+            rc = datm_error_set(err, DATM_E_INVALID, "layerwise: encoder layout mismatch");
+        if (!rc) rc = remap_vector(old->enc, old->ch.adam.m, e2, (const int32_t *const *)maps,
+                                   old->L + 1, w->ch.adam.m, err);
+        if (!rc) rc = remap_vector(old->enc, old->ch.adam.v, e2, (const int32_t *const *)maps,
+                                   old->L + 1, w->ch.adam.v, err);
+        if (!rc) {
+            datm_encoder_ws_destroy(&w->ws);
+            datm_encoder_destroy(&w->enc);
+            w->enc = e2;
+            w->ch.params = e2->params.value;
+            w->ch.grad = e2->params.grad;
+            w->ch.adam.t = old->ch.adam.t;
+            rc = datm_encoder_ws_create(e2, w->B, w->B * 64, &w->ws, err);
+        } else {
+            datm_encoder_destroy(&e2);
+        }
+        if (rc) {
+            whai_destroy(&w->base);
+            return rc;
+        }
+    }
+    *out = w;
+    return DATM_OK;
+}
+
+static int lw_refresh_r(lw_model *m, datm_error *err)
+{
+    datm_free(m->r_f);
+    const datm_gbn *g = m->w->ch.gbn;
+    m->r_f = datm_alloc_array((size_t)g->K[g->L], sizeof(float), err);
+    return m->r_f ? DATM_OK : DATM_E_NOMEM;
+}
+
+/* Deletes the top layer's units with r_k < u; with grow, adds a layer on top. */
+static int lw_prune(lw_model *m, int grow, datm_error *err)
+{
+    whai_model *w = m->w;
+    const int L = w->L;
+    const datm_gbn *g = w->ch.gbn;
+    const int64_t K = g->K[L];
+    int32_t *keep = datm_alloc_array((size_t)K, sizeof(int32_t), err);
+    if (!keep) return DATM_E_NOMEM;
+    int64_t n = 0, best = 0;
+    for (int64_t k = 0; k < K; k++) {
+        if (g->r[k] >= m->prune_u) keep[n++] = (int32_t)k;
+        if (g->r[k] > g->r[best]) best = k;
+    }
+    if (n == 0) keep[n++] = (int32_t)best;
+    int64_t K2[DATM_ENC_MAX_LAYERS + 2];
+    for (int l = 0; l <= L; l++) K2[l] = w->K[l];
+    K2[L] = n;
+    int L2 = L;
+    if (grow) {
+        L2 = L + 1;
+        K2[L2] = DATM_MIN(m->kmax[L2], n);
+    }
+    datm_info("layerwise: stage %d ends at iteration %lld: layer %d keeps %lld of %lld units "
+              "(r_k >= %.9g)%s", m->stage, (long long)g->t, L, (long long)n, (long long)K,
+              m->prune_u, grow ? "; adding a layer" : "");
+    whai_model *w2 = NULL;
+    int rc = lw_build(m, L2, K2, w, keep, &w2, err);
+    datm_free(keep);
+    if (rc) return rc;
+    whai_destroy(&w->base);
+    m->w = w2;
+    m->fresh_top = grow;
+    if (grow) m->stage++;
+    return lw_refresh_r(m, err);
+}
+
+/* ---- one iteration of Algorithm 2's inner loop (Algorithm 1 with r) ---- */
+
+typedef struct lw_chain {
+    float          *params, *grad;   /* (enc->params.size) */
+    datm_adam      *adam;
+    datm_adam       own_adam;        /* copies */
+    datm_gbn       *gbn;
+    datm_gbn_stats *stats;
+    int             fresh_top;
+} lw_chain;
+
+static void lw_kl_weights(const whai_model *w, int64_t it, double *klw)
+{
+    double r = 1.0;
+    if (w->kl_warmup_epochs > 0) {
+        r = (double)it / (double)(w->kl_warmup_epochs * w->bpe);
+        if (r > 1) r = 1;
+    }
+    klw[0] = 0;
+    for (int l = 1; l <= w->L; l++) klw[l] = w->kl_weight[l] * r;
+}
+
+static int lw_iterate(lw_model *m, lw_chain *c, const datm_csr *X, const int64_t *doc_ids,
+                      uint64_t seed, uint32_t purpose, uint64_t step, int64_t it,
+                      datm_encoder_loss *el, datm_tlasgr_report *rep, datm_error *err)
+{
+    whai_model *w = m->w;
+    const int L = w->L;
+    const int64_t B = X->n_rows;
+    double klw[DATM_ENC_MAX_LAYERS + 1];
+    lw_kl_weights(w, it, klw);
+    for (int64_t k = 0; k < c->gbn->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
+    const float *const *phi = (const float *const *)c->gbn->phi_f;
+    /* Adam step on the encoder with the top prior Gamma(r, 1) */
+    datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
+    int rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_TRAIN, X, phi, m->r_f, klw, &nz,
+                                  w->ws, el, err);
+    if (!rc) rc = datm_encoder_backward(w->enc, c->params, w->ws, NULL, c->grad, NULL, err);
+    if (rc) return rc;
+    int64_t bad = datm_adam_step(c->adam, c->params, c->grad);
+    if (bad)
+        return datm_error_set(err, DATM_E_NUMERIC, "layerwise: %lld non-finite encoder "
+                              "gradients", (long long)bad);
+    /* theta with the updated encoder; augmentation (with top-layer tables); TLASGR on Phi, r */
+    nz.index = step * 4 + 1;
+    rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_SAMPLE, X, phi, NULL, NULL, &nz, w->ws,
+                              NULL, err);
+    if (rc) return rc;
+    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    for (int l = 1; l <= L; l++) {
+        for (int64_t i = 0, n = B * w->K[l]; i < n; i++) w->theta_d[l][i] = w->ws->theta[l][i];
+        thd[l] = w->theta_d[l];
+    }
+    datm_gbn_stats_reset(c->stats);
+    datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
+    rc = datm_gbn_augment(c->gbn, X, thd, &key, w->count_mode, c->stats, NULL, err);
+    if (rc) return rc;
+    const double rho = (double)w->N / (double)B;
+    if (c->fresh_top && c->gbn->t > 0) {
+        /* a new top layer: its M_k and M_r start at this batch's estimate (update_M) */
+        datm_gbn_stats_reduce(c->stats);
+        const double inv = 1.0 / (double)c->stats->n_passes;
+        const int64_t R = c->gbn->K[L - 1], C = c->gbn->K[L];
+        for (int64_t k = 0; k < C; k++) {
+            double cs = 0;
+            for (int64_t r = 0; r < R; r++) cs += c->stats->A[L][r * C + k];
+            c->gbn->M[L][k] = DATM_MAX(rho * cs * inv, c->gbn->o.m_floor);
+        }
+        c->gbn->M_r = DATM_MAX(rho * c->stats->q_sum * inv, c->gbn->o.m_floor);
+    }
+    c->fresh_top = 0;
+    return datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
+}
+
+static lw_chain lw_main(lw_model *m)
+{
+    lw_chain c;
+    memset(&c, 0, sizeof c);
+    c.params = m->w->ch.params;
+    c.grad = m->w->ch.grad;
+    c.adam = &m->w->ch.adam;
+    c.gbn = m->w->ch.gbn;
+    c.stats = m->w->ch.stats;
+    c.fresh_top = m->fresh_top;
+    return c;
+}
+
+static int lw_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
+                          datm_train_stats *st, datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    int rc = DATM_OK;
+    /* stage boundary: prune the top layer and grow */
+    while (!rc && m->stage < m->L_target && ctx->iteration > m->stage_end[m->stage])
+        rc = lw_prune(m, 1, err);
+    if (rc) return rc;
+    if (b->X->n_rows > m->w->B)
+        return datm_error_set(err, DATM_E_INVALID, "layerwise: batch of %lld documents > %lld",
+                              (long long)b->X->n_rows, (long long)m->w->B);
+    lw_chain c = lw_main(m);
+    datm_encoder_loss el;
+    datm_tlasgr_report rep;
+    memset(&rep, 0, sizeof rep);
+    rc = lw_iterate(m, &c, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
+                    (uint64_t)ctx->iteration, ctx->iteration, &el, &rep, err);
+    if (rc) return rc;
+    m->fresh_top = c.fresh_top;
+    memset(st, 0, sizeof *st);
+    st->n_layers = m->w->L;
+    st->loss = el.loss;
+    st->loglik = el.loglik;
+    for (int l = 1; l <= m->w->L; l++) {
+        st->kl[l - 1] = el.kl[l];
+        st->step[l - 1] = rep.step_mean[l];
+    }
+    /* the last stage also ends with pruning (Algorithm 2) */
+    if (!m->done && m->stage == m->L_target && ctx->iteration >= m->stage_end[m->stage]) {
+        rc = lw_prune(m, 0, err);
+        m->done = 1;
+    }
+    return rc;
+}
+
+/* ---- evaluation chain ---- */
+
+static void lw_chain_free(lw_chain *c)
+{
+    datm_free(c->params);
+    datm_free(c->grad);
+    datm_adam_free(&c->own_adam);
+    datm_gbn_stats_destroy(&c->stats);
+    datm_gbn_destroy(&c->gbn);
+    datm_free(c);
+}
+
+static void *lw_copy(datm_model *mm, datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    const whai_model *w = m->w;
+    const int64_t n = w->enc->params.size;
+    const datm_adam *a = &w->ch.adam;
+    lw_chain *c = datm_alloc(sizeof *c, err);
+    if (!c) return NULL;
+    c->params = datm_alloc_array((size_t)n, sizeof(float), err);
+    c->grad = datm_alloc_array((size_t)n, sizeof(float), err);
+    c->adam = &c->own_adam;
+    int rc = c->params && c->grad ? DATM_OK : DATM_E_NOMEM;
+    if (!rc) rc = datm_adam_init(c->adam, n, a->lr, a->beta1, a->beta2, a->eps, err);
+    const datm_gbn *g = w->ch.gbn;
+    if (!rc) rc = datm_gbn_create(g->L, g->K, &g->o, 0, &c->gbn, err);
+    if (!rc) rc = datm_gbn_stats_create(c->gbn, &c->stats, err);
+    if (rc) {
+        lw_chain_free(c);
+        return NULL;
+    }
+    memcpy(c->params, w->ch.params, (size_t)n * sizeof(float));
+    memcpy(c->adam->m, a->m, (size_t)n * sizeof(float));
+    memcpy(c->adam->v, a->v, (size_t)n * sizeof(float));
+    c->adam->t = a->t;
+    c->adam->clip = a->clip;
+    datm_gbn_copy(c->gbn, g);
+    c->fresh_top = m->fresh_top;
+    return c;
+}
+
+static void lw_free_copy(datm_model *mm, void *c)
+{
+    (void)mm;
+    lw_chain_free(c);
+}
+
+static int lw_copy_iterate(datm_model *mm, void *cc, const datm_csr *X, const int64_t *doc_ids,
+                           uint64_t seed, uint32_t purpose, uint64_t step, datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    lw_chain *c = cc;
+    datm_encoder_loss el;
+    return lw_iterate(m, c, X, doc_ids, seed, purpose, step, c->adam->t + 1, &el, NULL, err);
+}
+
+static void lw_view(datm_model *mm, void *cc, const float **params, const float *const **phi)
+{
+    (void)mm;
+    const lw_chain *c = cc;
+    *params = c->params;
+    *phi = (const float *const *)c->gbn->phi_f;
+}
+
+static const variant_chain_ops lw_chain_ops = {lw_copy, lw_free_copy, lw_copy_iterate, lw_view};
+
+typedef struct lw_eval {
+    int   chain;
+    void *inner;
+} lw_eval;
+
+static int lw_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **state,
+                         datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    *state = NULL;
+    lw_eval *e = datm_alloc(sizeof *e, err);
+    if (!e) return DATM_E_NOMEM;
+    e->chain = m->eval_chain && m->w->train;
+    int rc;
+    if (e->chain) {
+        variant_eval_cfg c = {m->w->enc, m->w->train, m->w->B, m->eval_thin,
+                              m->w->eval_theta_sample};
+        rc = variant_eval_begin(mm, &lw_chain_ops, &c, obs, seed, &e->inner, err);
+    } else {
+        rc = whai_eval_begin(&m->w->base, obs, seed, &e->inner, err);
+    }
+    if (rc) {
+        datm_free(e);
+        return rc;
+    }
+    *state = e;
+    return DATM_OK;
+}
+
+static int lw_eval_step(datm_model *mm, void *state, int64_t draw, datm_rate_accum *acc,
+                        datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    lw_eval *e = state;
+    return e->chain ? variant_eval_step(mm, e->inner, draw, acc, err)
+                    : whai_eval_step(&m->w->base, e->inner, draw, acc, err);
+}
+
+static void lw_eval_end(datm_model *mm, void *state)
+{
+    lw_model *m = (lw_model *)mm;
+    lw_eval *e = state;
+    if (!e) return;
+    if (e->chain) variant_eval_end(mm, e->inner);
+    else whai_eval_end(&m->w->base, e->inner);
+    datm_free(e);
+}
+
+/* ---- WHAI's on the current network ---- */
+
+static int lw_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
+                    datm_theta *out, datm_error *err)
+{
+    return whai_infer(&((const lw_model *)mm)->w->base, docs, seed, nsamples, out, err);
+}
+
+static int lw_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
+                      int64_t *cols)
+{
+    return whai_get_phi(&((const lw_model *)mm)->w->base, layer, phi, rows, cols);
+}
+
+static int lw_n_layers(const datm_model *mm) { return ((const lw_model *)mm)->w->L; }
+
+/* WHAI's datasets (decoder views incl. r, encoder, Adam) plus inferred_layers (L + 1: V, K_1..
+ * K_L) and layerwise_state [stage, fresh_top, done]. */
+static int lw_save(const datm_model *mm, struct datm_h5 *g, datm_error *err)
+{
+    const lw_model *m = (const lw_model *)mm;
+    const whai_model *w = m->w;
+    int rc = whai_save(&w->base, g, err);
+    const int64_t n[1] = {w->L + 1}, three[1] = {3};
+    const int64_t st[3] = {m->stage, m->fresh_top, m->done};
+    if (!rc) rc = datm_h5_write_i64(g, "inferred_layers", w->K, 1, n, err);
+    if (!rc) rc = datm_h5_write_i64(g, "layerwise_state", st, 1, three, err);
+    return rc;
+}
+
+static int lw_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
+{
+    lw_model *m = (lw_model *)mm;
+    int64_t dims[2] = {0, 0};
+    int rc = datm_h5_shape(g, "inferred_layers", dims);
+    if (rc < 0 || dims[0] < 2 || dims[0] > DATM_ENC_MAX_LAYERS + 1)
+        return datm_error_set(err, DATM_E_FORMAT, "layerwise: no valid inferred_layers");
+    const int L = (int)dims[0] - 1;
+    int64_t K[DATM_ENC_MAX_LAYERS + 1], st[3];
+    const int64_t three[1] = {3};
+    rc = datm_h5_read_i64(g, "inferred_layers", K, 1, dims, err);
+    if (!rc) rc = datm_h5_read_i64(g, "layerwise_state", st, 1, three, err);
+    if (rc) return rc;
+    if (K[0] != m->w->K[0])
+        return datm_error_set(err, DATM_E_FORMAT, "layerwise: saved vocabulary %lld, model %lld",
+                              (long long)K[0], (long long)m->w->K[0]);
+    whai_model *w2 = NULL;
+    rc = lw_build(m, L, K, NULL, NULL, &w2, err);
+    if (rc) return rc;
+    whai_destroy(&m->w->base);
+    m->w = w2;
+    m->stage = (int)st[0];
+    m->fresh_top = (int)st[1];
+    m->done = (int)st[2];
+    rc = lw_refresh_r(m, err);
+    if (!rc) rc = whai_load(&m->w->base, g, err);
+    return rc;
+}
+
+static void lw_destroy(datm_model *mm)
+{
+    lw_model *m = (lw_model *)mm;
+    if (!m) return;
+    if (m->w) whai_destroy(&m->w->base);
+    datm_config_destroy(&m->cfg);
+    datm_config_destroy(&m->spec);
+    datm_free(m->r_f);
+    datm_free(m);
+}
+
+static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                     datm_error *err);
+
+const datm_model_ops datm_model_layerwise = {
+    .api_version = DATM_MODEL_API_VERSION,
+    .name = "layerwise",
+    .summary = "DATM-WHAI with layer-wise training: add layers one at a time with a gamma-NB top "
+               "layer and prune units with r_k < u (paper Alg. 2)",
+    .schema = lw_schema,
+    .create = lw_create,
+    .train_batch = lw_train_batch,
+    .eval_begin = lw_eval_begin,
+    .eval_step = lw_eval_step,
+    .eval_end = lw_eval_end,
+    .infer = lw_infer,
+    .predict = NULL,
+    .get_phi = lw_get_phi,
+    .n_layers = lw_n_layers,
+    .save = lw_save,
+    .load = lw_load,
+    .destroy = lw_destroy,
+};
+
+static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                     datm_error *err)
+{
+    *out = NULL;
+    const int64_t *lay;
+    const int L = datm_config_int_list(cfg, "layers", &lay);
+    if (L < 1 || L > DATM_ENC_MAX_LAYERS || L > DATM_GBN_MAX_LAYERS)
+        return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
+                              DATM_ENC_MAX_LAYERS);
+    const double *fr;
+    const int nf = datm_config_real_list(cfg, "stage_fractions", &fr);
+    if (nf != 0 && nf != L)
+        return datm_error_set(err, DATM_E_INVALID, "model.stage_fractions has %d values; give "
+                              "none or one per layer (%d)", nf, L);
+    lw_model *m = datm_alloc(sizeof *m, err);
+    if (!m) return DATM_E_NOMEM;
+    m->base.ops = &datm_model_layerwise;
+    m->info = *info;
+    m->L_target = L;
+    for (int l = 1; l <= L; l++) m->kmax[l] = lay[l - 1];
+    m->prune_u = datm_config_real(cfg, "prune_u");
+    m->r_init = datm_config_real(cfg, "r_init");
+    m->stage = 1;
+    const int64_t T = DATM_MAX(info->total_iters, 1);
+    double tot = 0, acc = 0;
+    for (int l = 1; l <= L; l++) tot += nf ? fr[l - 1] : 1.0;
+    for (int l = 1; l <= L; l++) {
+        acc += nf ? fr[l - 1] : 1.0;
+        m->stage_end[l] = l == L ? T : (int64_t)llround((double)T * acc / tot);
+    }
+    int rc = datm_config_copy(cfg, &m->cfg, err);
+    if (!rc) rc = datm_config_copy(cfg, &m->spec, err);
+    int64_t K1[2] = {info->n_vocab, m->kmax[1]};
+    if (!rc) rc = lw_build(m, 1, K1, NULL, NULL, &m->w, err);
+    if (!rc) rc = lw_refresh_r(m, err);
+    if (rc) {
+        lw_destroy(&m->base);
+        return rc;
+    }
+    m->eval_chain = !strcmp(datm_config_str(cfg, "eval_globals"), "chain");
+    m->eval_thin = datm_config_int(cfg, "eval_thin");
+    *out = &m->base;
+    return DATM_OK;
+}
