@@ -158,9 +158,13 @@ typedef struct datm_encoder_loss {
     double  kl_weight[DATM_ENC_MAX_LAYERS + 1];                                            \
     R *x0;                     /* (nnz) h(0) values ln(1 + x) */                           \
     R *ratio;                  /* (nnz) x / rate (0 where the rate is floored) */          \
-    R *colsum;                 /* (K_1) column sums of Phi(1) */                          \
+    R *lterm;                  /* (nnz) likelihood term per nonzero */                     \
+    R *colsum, *colsum2;       /* (K_1) column sums of Phi(1); scratch */                  \
     double *doc_acc;           /* (cap) per-document partial sums */                       \
-    float  *kf;                /* (max K) float copy of one row of shapes */               \
+    float  *kf;                /* (cap, max K) float copy of a row of shapes */            \
+    int64_t hmax, kmax;        /* max H_l, max K_l */                                      \
+    int     nb;                /* row blocks (threads) of the last forward */              \
+    int64_t B_total;           /* batch size of the last backward (slices see a part) */   \
     R *z3[DATM_ENC_MAX_LAYERS + 1], *h[DATM_ENC_MAX_LAYERS + 1];   /* (B, H_l) */          \
     R *z1[DATM_ENC_MAX_LAYERS + 1], *kt[DATM_ENC_MAX_LAYERS + 1];  /* (B, KS_l) */         \
     R *z2[DATM_ENC_MAX_LAYERS + 1];      /* (B, K_l) */                                    \

@@ -7,6 +7,7 @@
 
 #include "encoder/encoder.h"
 #include "math/math.h"
+#include "nn/vmath.h"
 
 #define R float
 #define ENC(name) name
@@ -14,6 +15,12 @@
 #define FAM(member) member##_f32
 #define WS datm_encoder_ws
 #define GEMM datm_sgemm
+#define VEC_ATTR DATM_VEC_CLONES
+#define VLOG datm_vlogf
+#define VLOG1P datm_vlog1pf
+#define VEXP datm_vexpf
+#define VLGAMMA datm_vlgammaf
+#define VDIGAMMA datm_vdigammaf
 #include "encoder/encoder_impl.h"
 
 int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_csr *X,
@@ -51,8 +58,9 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
         return rc;
     }
     /* Documents in parallel, BLAS single-threaded inside (nested threads would oversubscribe). */
+    /* always single-threaded BLAS: its own threads would split products differently */
     int blas_threads = openblas_get_num_threads();
-    if (nt > 1) openblas_set_num_threads(1);
+    openblas_set_num_threads(1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int64_t c = 0; c < n_chunks; c++) {
         datm_encoder_ws *w = ws[omp_get_thread_num()];
@@ -63,9 +71,9 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
         Xc.nnz = X->row_ptr[r1] - X->row_ptr[r0];
         datm_error e2;
         if (prepare(e, &Xc, w, &e2)) continue;   /* cannot fail: capacity reserved above */
-        upward(e, params, &w->Xv, w);
+        upward(e, params, w);
         if (nsamples == 0) {
-            topdown(e, DATM_ENC_MEAN, phi, top_shape, NULL, B, w);
+            topdown(e, DATM_ENC_MEAN, phi, top_shape, NULL, w);
             for (int l = 1; l <= L; l++)
                 memcpy(theta[l] + r0 * e->K[l], w->theta[l], (size_t)(B * e->K[l]) * sizeof(float));
             continue;
@@ -75,7 +83,7 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
         for (int s = 0; s < nsamples; s++) {
             datm_encoder_noise nz = {NULL, seed, DATM_STREAM_EVAL, draw0 + (uint64_t)s, NULL,
                                      first_id + r0};
-            topdown(e, DATM_ENC_SAMPLE, phi, top_shape, &nz, B, w);
+            topdown(e, DATM_ENC_SAMPLE, phi, top_shape, &nz, w);
             for (int l = 1; l <= L; l++) {
                 float *dst = theta[l] + r0 * e->K[l];
                 const float *src = w->theta[l];
@@ -88,7 +96,7 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
             for (int64_t i = 0, n = B * e->K[l]; i < n; i++) dst[i] *= inv;
         }
     }
-    if (nt > 1) openblas_set_num_threads(blas_threads);
+    openblas_set_num_threads(blas_threads);
     for (int t = 0; t < nt; t++) datm_encoder_ws_destroy(&ws[t]);
     datm_free(ws);
     return DATM_OK;

@@ -28,10 +28,12 @@ static int64_t ENC(ws_layout)(const datm_encoder *e, int64_t cap, WS *ws, char *
         kmax = DATM_MAX(kmax, e->K[l]);
     }
     CARVE(ws->colsum, e->K[1], R);
+    CARVE(ws->colsum2, e->K[1], R);
     CARVE(ws->dh, cap * hmax, R);
     CARVE(ws->doc_acc, cap, double);
     CARVE(ws->rng, cap, datm_rng);
-    CARVE(ws->kf, kmax, float);
+    CARVE(ws->kf, cap * kmax, float);
+    if (base) { ws->hmax = hmax; ws->kmax = kmax; }
     for (int l = 1; l <= L; l++) {
         int64_t n = cap * e->K[l];
         CARVE(ws->z3[l], cap * e->H[l], R);
@@ -79,8 +81,9 @@ int ENC(datm_encoder_ws_create)(const datm_encoder *e, int64_t cap, int64_t nnz_
     if (nnz_cap > 0) {
         ws->x0 = datm_alloc_array((size_t)nnz_cap, sizeof(R), err);
         ws->ratio = datm_alloc_array((size_t)nnz_cap, sizeof(R), err);
+        ws->lterm = datm_alloc_array((size_t)nnz_cap, sizeof(R), err);
         ws->row_ptr = datm_alloc_array((size_t)cap + 1, sizeof(int64_t), err);
-        if (!ws->x0 || !ws->ratio || !ws->row_ptr) {
+        if (!ws->x0 || !ws->ratio || !ws->lterm || !ws->row_ptr) {
             ENC(datm_encoder_ws_destroy)(&ws);
             return err ? err->code : DATM_E_NOMEM;
         }
@@ -100,6 +103,7 @@ void ENC(datm_encoder_ws_destroy)(WS **pws)
     datm_free(ws->block);
     datm_free(ws->x0);
     datm_free(ws->ratio);
+    datm_free(ws->lterm);
     datm_free(ws->row_ptr);
     datm_free(ws);
     *pws = NULL;
@@ -111,11 +115,17 @@ static int ENC(ws_reserve_nnz)(WS *ws, int64_t nnz, datm_error *err)
     int64_t cap = DATM_MAX(nnz, ws->nnz_cap * 3 / 2);
     R *x0 = datm_alloc_array((size_t)cap, sizeof(R), err);
     R *ratio = datm_alloc_array((size_t)cap, sizeof(R), err);
-    if (!x0 || !ratio) { datm_free(x0); datm_free(ratio); return err ? err->code : DATM_E_NOMEM; }
+    R *lterm = datm_alloc_array((size_t)cap, sizeof(R), err);
+    if (!x0 || !ratio || !lterm) {
+        datm_free(x0); datm_free(ratio); datm_free(lterm);
+        return err ? err->code : DATM_E_NOMEM;
+    }
     datm_free(ws->x0);
     datm_free(ws->ratio);
+    datm_free(ws->lterm);
     ws->x0 = x0;
     ws->ratio = ratio;
+    ws->lterm = lterm;
     ws->nnz_cap = cap;
     return DATM_OK;
 }
@@ -144,14 +154,151 @@ static int ENC(prepare)(const datm_encoder *e, const datm_csr *X, WS *ws, datm_e
     return DATM_OK;
 }
 
-/* ---- forward, upward part: h(l), kt(l), lt(l) (paper eq. MLP2) ---- */
-static void ENC(upward)(const datm_encoder *e, const R *params, const datm_csr *X, WS *ws)
+/* ---- row blocks: the forward pass is independent per document, so each thread runs it on
+ * a contiguous block of rows with single-threaded BLAS; a slice is the workspace seen from
+ * one block (every per-row array offset, the CSR rows restricted). ---- */
+static void ENC(ws_slice)(const datm_encoder *e, const WS *ws, int64_t b0, int64_t b1, WS *s)
+{
+    *s = *ws;
+    const int nd = e->o.family->noise_dim;
+    for (int l = 1; l <= e->L; l++) {
+        const int64_t H = b0 * e->H[l], KS = b0 * e->KS[l], K = b0 * e->K[l];
+        s->z3[l] += H; s->h[l] += H; s->dz3[l] += H;
+        s->z1[l] += KS; s->kt[l] += KS; s->dz1[l] += KS;
+        s->z2[l] += K; s->lt[l] += K; s->k[l] += K; s->lam[l] += K; s->a[l] += K;
+        s->alpha[l] += K; s->theta[l] += K; s->dth_dk[l] += K; s->dth_dlam[l] += K;
+        s->kl[l] += K; s->dkl_dk[l] += K; s->dkl_dlam[l] += K; s->dkl_da[l] += K;
+        s->dtheta[l] += K; s->dz2[l] += K; s->da[l] += K;
+        s->noise[l] += K * nd;
+    }
+    s->dh += b0 * ws->hmax;
+    s->kf += b0 * ws->kmax;
+    s->doc_acc += b0;
+    s->rng += b0;
+    /* rows b0..b1 of the zero-based batch view; nonzeros keep their absolute index p, so x0
+     * and ratio (indexed by p) are not offset */
+    s->Xv.n_rows = b1 - b0;
+    s->Xv.row_ptr = ws->row_ptr + b0;
+    s->Xv.nnz = ws->row_ptr[b1] - ws->row_ptr[b0];
+    s->B = b1 - b0;
+}
+
+/* Row blocks of a batch of B documents: about 50 rows each, a function of B only. OpenBLAS
+ * sgemm is not bit-identical under a different split of M or N (edge kernels), so the
+ * blocks, not the threads, fix every product's shape: results are the same for any thread
+ * count (threads take whole blocks). */
+static int ENC(n_blocks)(int64_t B)
+{
+    int64_t nb = (B + 25) / 50;
+    if (nb > 64) nb = 64;
+    return nb < 1 ? 1 : (int)nb;
+}
+
+static int ENC(n_threads)(int nb)
+{
+    int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
+    return nt < nb ? nt : nb;
+}
+
+/* ---- elementwise kernels (vectorised; VEC_ATTR adds an AVX2 clone in f32) ---- */
+VEC_ATTR static void ENC(v_log1p)(int64_t n, const float *x, R *y)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) y[i] = VLOG1P((R)x[i]);
+}
+
+VEC_ATTR static void ENC(v_floor)(int64_t n, R *x, R lo)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > lo ? x[i] : lo;
+}
+
+/* k = clamp(kt + a, kmin, kmax) for one row (a NULL: no downward term; KS == 1: kt is one
+ * shape for the whole row). */
+VEC_ATTR static void ENC(v_shape)(int64_t K, int64_t KS, const R *kt, const R *a, R kmin,
+                                  R kmax, R *k)
+{
+    if (KS == 1) {
+        const R s0 = kt[0];
+#pragma omp simd
+        for (int64_t j = 0; j < K; j++) {
+            R s = a ? s0 + a[j] : s0;
+            s = s > kmin ? s : kmin;
+            k[j] = s < kmax ? s : kmax;
+        }
+    } else {
+#pragma omp simd
+        for (int64_t j = 0; j < K; j++) {
+            R s = a ? kt[j] + a[j] : kt[j];
+            s = s > kmin ? s : kmin;
+            k[j] = s < kmax ? s : kmax;
+        }
+    }
+}
+
+/* lam = lt / Gamma(1 + 1/k) (the network output is the mean; Weibull only). */
+VEC_ATTR static void ENC(v_lambda_mean)(int64_t n, const R *lt, const R *k, R *lam)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) lam[i] = lt[i] / VEXP(VLGAMMA((R)1 + (R)1 / k[i]));
+}
+
+/* Per nonzero of the likelihood: in: rate; out: ratio = x / rate (0 where floored) and
+ * term = x ln(max(rate, rmin)) - ln Gamma(x + 1). */
+VEC_ATTR static void ENC(v_ll_terms)(int64_t n, const float *x, R *rate_ratio, R *term,
+                                     R rmin)
+{
+#pragma omp simd
+    for (int64_t p = 0; p < n; p++) {
+        R r = rate_ratio[p], xv = (R)x[p];
+        R ok = r > rmin ? (R)1 : (R)0;
+        r = r > rmin ? r : rmin;
+        rate_ratio[p] = ok * xv / r;
+        term[p] = xv * VLOG(r) - VLGAMMA(xv + (R)1);
+    }
+}
+
+/* The stochastic part of backward for n units of one layer:
+ * dk = dtheta dT/dk + w dKL/dk, dlam = dtheta dT/dlam + w dKL/dlam; through the mean
+ * parameterisation, the clamp of k (no gradient outside), the floor of lt; the prior shape
+ * a(l) gets the downward share of dk and w dKL/dalpha (unless floored). Outputs:
+ * dkt (n) d loss/d kt per unit, dz2pre (n) d loss/d lt (before softplus'), da (n). */
+VEC_ATTR static void ENC(v_stoch_back)(int64_t n, const R *dt, const R *dth_dk,
+                                       const R *dth_dlam, const R *dkl_dk, const R *dkl_dlam,
+                                       const R *dkl_da, const R *k, const R *lam, const R *lt,
+                                       const R *alpha, R w, R kmin, R kmax, R lmin, R amin,
+                                       int down, int has_prior, int lam_mean, R *dkt, R *dz2pre,
+                                       R *da)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        R dk = dt[i] * dth_dk[i] + w * dkl_dk[i];
+        R dl = dt[i] * dth_dlam[i] + w * dkl_dlam[i];
+        R dlt = dl;
+        if (lam_mean) {
+            /* lam = lt / G(k), G = Gamma(1 + 1/k): dlam/dk = lam psi(1 + 1/k) / k^2 */
+            R ik = (R)1 / k[i];
+            dlt = dl * lam[i] / lt[i];
+            dk += dl * lam[i] * VDIGAMMA((R)1 + ik) * ik * ik;
+        }
+        R inside = (k[i] > kmin && k[i] < kmax) ? (R)1 : (R)0;   /* clamped: no gradient */
+        dk *= inside;
+        dkt[i] = dk;
+        R dai = down ? dk : (R)0;
+        R aok = (has_prior && alpha[i] > amin) ? (R)1 : (R)0;
+        da[i] = dai + aok * w * dkl_da[i];
+        dz2pre[i] = lt[i] > lmin ? dlt : (R)0;                  /* floored: no gradient */
+    }
+}
+
+/* ---- forward, upward part: h(l), kt(l), lt(l) (paper eq. MLP2), on the rows of ws ---- */
+static void ENC(upward)(const datm_encoder *e, const R *params, WS *ws)
 {
     const int L = e->L;
-    const int64_t B = X->n_rows, nnz = X->nnz;
+    const datm_csr *X = &ws->Xv;
+    const int64_t B = X->n_rows, p0 = X->row_ptr[0], p1 = X->row_ptr[B];
     const datm_param_view *v = e->params.views;
-    const R lmin = (R)e->o.lambda_min;
-    for (int64_t p = 0; p < nnz; p++) ws->x0[p] = (R)log1p((double)X->val[p]);
+    ENC(v_log1p)(p1 - p0, X->val + p0, ws->x0 + p0);
     for (int l = 1; l <= L; l++) {
         const R *W3 = params + v[e->iW3[l]].offset, *b3 = params + v[e->ib3[l]].offset;
         const R *W1 = params + v[e->iW1[l]].offset, *b1 = params + v[e->ib1[l]].offset;
@@ -162,19 +309,18 @@ static void ENC(upward)(const datm_encoder *e, const R *params, const datm_csr *
         NN(datm_dense_forward)(B, e->H[l], e->KS[l], ws->h[l], W1, b1, ws->z1[l]);
         NN(datm_softplus)(B * e->KS[l], ws->z1[l], ws->kt[l]);
         NN(datm_dense_forward)(B, e->H[l], e->K[l], ws->h[l], W2, b2, ws->z2[l]);
-        int64_t n = B * e->K[l];
-        R *lt = ws->lt[l];
-        NN(datm_softplus)(n, ws->z2[l], lt);
-        for (int64_t i = 0; i < n; i++) lt[i] = lt[i] > lmin ? lt[i] : lmin;
+        NN(datm_softplus)(B * e->K[l], ws->z2[l], ws->lt[l]);
+        ENC(v_floor)(B * e->K[l], ws->lt[l], (R)e->o.lambda_min);
     }
 }
 
-/* ---- forward, top-down part (paper eq. posterior-completely) ---- */
+/* ---- forward, top-down part (paper eq. posterior-completely), on the rows of ws; noise
+ * rows are those of the slice (fixed noise and doc ids offset by the caller) ---- */
 static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R *const *phi,
-                         const R *top_shape, const datm_encoder_noise *noise, int64_t B,
-                         WS *ws)
+                         const R *top_shape, const datm_encoder_noise *noise, WS *ws)
 {
     const int L = e->L;
+    const int64_t B = ws->B;
     const datm_encoder_opts *o = &e->o;
     const datm_posterior_family *fam = o->family;
     const int nd = fam->noise_dim;
@@ -197,19 +343,10 @@ static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R 
                  e->K[l + 1], (R)0, a, K);
         }
         const int down = o->downward && l < L;
-        for (int64_t i = 0; i < B; i++) {
-            for (int64_t j = 0; j < K; j++) {
-                R s = kt[i * KS + (KS == 1 ? 0 : j)];
-                if (down) s += a[i * K + j];
-                k[i * K + j] = s < kmin ? kmin : (s > kmax ? kmax : s);
-            }
-        }
-        if (o->lambda_is_mean) {
-            for (int64_t i = 0; i < n; i++)
-                lam[i] = (R)((double)lt[i] / exp(lgamma(1.0 + 1.0 / (double)k[i])));
-        } else {
-            memcpy(lam, lt, (size_t)n * sizeof(R));
-        }
+        for (int64_t i = 0; i < B; i++)
+            ENC(v_shape)(K, KS, kt + i * KS, down ? a + i * K : NULL, kmin, kmax, k + i * K);
+        if (o->lambda_is_mean) ENC(v_lambda_mean)(n, lt, k, lam);
+        else memcpy(lam, lt, (size_t)n * sizeof(R));
         if (mode == DATM_ENC_MEAN) {
             FAM(fam->mean)(n, k, lam, th);
         } else {
@@ -229,7 +366,8 @@ static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R 
         if (mode == DATM_ENC_TRAIN) {
             R *al = ws->alpha[l];
             if (l < L) {
-                for (int64_t i = 0; i < n; i++) al[i] = a[i] > amin ? a[i] : amin;
+                memcpy(al, a, (size_t)n * sizeof(R));
+                ENC(v_floor)(n, al, amin);
             } else {
                 for (int64_t i = 0; i < B; i++)
                     for (int64_t j = 0; j < K; j++)
@@ -241,40 +379,44 @@ static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R 
     }
 }
 
-/* ---- Poisson log-likelihood of x under theta(1) Phi(1)^T (paper eq. ELBO-of-VADTM) ---- */
-static double ENC(loglik)(const datm_encoder *e, const datm_csr *X, const R *phi1, WS *ws)
+/* ---- Poisson log-likelihood of the rows of ws under theta(1) Phi(1)^T (paper eq.
+ * ELBO-of-VADTM); per-document values into doc_acc; needs ws->colsum ---- */
+static void ENC(loglik_rows)(const datm_encoder *e, const R *phi1, WS *ws)
 {
-    const int64_t B = X->n_rows, K = e->K[1], V = e->K[0];
-    const R rmin = (R)e->o.rate_min;
-    R *cs = ws->colsum;
-    for (int64_t j = 0; j < K; j++) cs[j] = 0;
-    for (int64_t v = 0; v < V; v++)
-        for (int64_t j = 0; j < K; j++) cs[j] += phi1[v * K + j];
-    const R *th = ws->theta[1];
-    const int64_t base = X->row_ptr[0];
-#pragma omp parallel for schedule(static)
+    const datm_csr *X = &ws->Xv;
+    const int64_t B = X->n_rows, K = e->K[1];
+    const R *th = ws->theta[1], *cs = ws->colsum;
     for (int64_t i = 0; i < B; i++) {
         const R *t = th + i * K;
-        double ll = 0;
         for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
             const R *f = phi1 + (int64_t)X->col[p] * K;
             R rate = 0;
+#pragma omp simd reduction(+ : rate)
             for (int64_t j = 0; j < K; j++) rate += t[j] * f[j];
-            double x = X->val[p];
-            if (rate > rmin) {
-                ws->ratio[p - base] = (R)(x / (double)rate);
-            } else {
-                rate = rmin;
-                ws->ratio[p - base] = 0;
-            }
-            ll += x * log((double)rate) - lgamma(x + 1.0);
+            ws->ratio[p] = rate;
         }
+    }
+    const int64_t p0 = X->row_ptr[0], p1 = X->row_ptr[B];
+    R *term = ws->lterm;
+    ENC(v_ll_terms)(p1 - p0, X->val + p0, ws->ratio + p0, term + p0, (R)e->o.rate_min);
+    for (int64_t i = 0; i < B; i++) {
+        const R *t = th + i * K;
+        double ll = 0;
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) ll += (double)term[p];
         R tot = 0;
+#pragma omp simd reduction(+ : tot)
         for (int64_t j = 0; j < K; j++) tot += t[j] * cs[j];
         ws->doc_acc[i] = ll - (double)tot;
     }
-    double s = 0;
-    for (int64_t i = 0; i < B; i++) s += ws->doc_acc[i];
+}
+
+/* The noise source seen from rows b0.. of the batch. */
+static datm_encoder_noise ENC(noise_slice)(const datm_encoder_noise *n, int64_t b0, const datm_encoder *e)
+{
+    datm_encoder_noise s = *n;
+    if (n->doc_ids) s.doc_ids = n->doc_ids + b0;
+    else s.first_id = n->first_id + b0;
+    (void)e;
     return s;
 }
 
@@ -295,17 +437,52 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
                 return datm_error_set(err, DATM_E_INVALID, "encoder: Phi(%d) missing", l);
     int rc = ENC(prepare)(e, X, ws, err);
     if (rc) return rc;
-    ws->B = B;
     ws->mode = mode;
     ws->phi = phi;
     ws->top_shape = top_shape;
     for (int l = 1; l <= L; l++) ws->kl_weight[l] = kl_weight ? kl_weight[l] : e->o.kl_weight[l];
+    if (mode == DATM_ENC_TRAIN) {
+        /* column sums of Phi(1): sum_v rate_vn = theta_n . colsum */
+        const int64_t K = e->K[1], V = e->K[0];
+        R *cs = ws->colsum;
+        for (int64_t j = 0; j < K; j++) cs[j] = 0;
+        for (int64_t vv = 0; vv < V; vv++) {
+            const R *f = phi[1] + vv * K;
+#pragma omp simd
+            for (int64_t j = 0; j < K; j++) cs[j] += f[j];
+        }
+    }
 
-    ENC(upward)(e, params, &ws->Xv, ws);
-    ENC(topdown)(e, mode, phi, top_shape, noise, B, ws);
+    const int nb = ENC(n_blocks)(B), nt = ENC(n_threads)(nb);
+    ws->nb = nb;
+    /* BLAS single-threaded: parallelism is over blocks (and OpenBLAS's own threads would
+     * change the split of each product, see n_blocks) */
+    const int blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int b = 0; b < nb; b++) {
+        const int64_t b0 = B * b / nb, b1 = B * (b + 1) / nb;
+        WS s;
+        ENC(ws_slice)(e, ws, b0, b1, &s);
+        datm_encoder_noise ns;
+        const float *fx[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        if (noise) {
+            ns = ENC(noise_slice)(noise, b0, e);
+            if (noise->fixed) {
+                for (int l = 1; l <= L; l++)
+                    fx[l] = noise->fixed[l] + b0 * e->K[l] * e->o.family->noise_dim;
+                ns.fixed = fx;
+            }
+        }
+        ENC(upward)(e, params, &s);
+        ENC(topdown)(e, mode, phi, top_shape, noise ? &ns : NULL, &s);
+        if (mode == DATM_ENC_TRAIN) ENC(loglik_rows)(e, phi[1], &s);
+    }
+    openblas_set_num_threads(blas);
 
     if (mode == DATM_ENC_TRAIN) {
-        double ll = ENC(loglik)(e, &ws->Xv, phi[1], ws);
+        double ll = 0;
+        for (int64_t i = 0; i < B; i++) ll += ws->doc_acc[i];
         double obj = -ll;
         datm_encoder_loss lo;
         memset(&lo, 0, sizeof lo);
@@ -328,88 +505,58 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
 }
 
 /* ---- backward ---- */
-int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
-                               const R *const *dtheta_extra, R *grad, R *const *dphi,
-                               datm_error *err)
+
+/* Rows of one block: d loss / d theta(1), the stochastic part bottom-up, then the hidden
+ * layers top-down down to dz3(1). Everything here is per document. */
+static void ENC(backward_rows)(const datm_encoder *e, const R *params, WS *ws,
+                               const R *const *dtheta_extra, int64_t row0)
 {
-    if (ws->mode != DATM_ENC_TRAIN)
-        return datm_error_set(err, DATM_E_INVALID, "encoder: backward needs a TRAIN forward");
     const int L = e->L;
     const int64_t B = ws->B;
     const datm_csr *X = &ws->Xv;
     const datm_encoder_opts *o = &e->o;
     const datm_param_view *v = e->params.views;
     const R *const *phi = ws->phi;
-    const R s = (R)(1.0 / (double)B);
-    const R kmin = (R)o->k_min, kmax = (R)o->k_max;
-    const R lmin = (R)o->lambda_min, amin = (R)o->alpha_min;
-
-    memset(grad, 0, (size_t)e->params.size * sizeof(R));
+    const R s = (R)(1.0 / (double)ws->B_total);
 
     /* d loss / d theta(1) from the likelihood: -(1/B) (sum_v x/rate phi_v. - colsum) */
     {
         const int64_t K = e->K[1];
         const R *phi1 = phi[1];
-        R *dt = ws->dtheta[1];
-#pragma omp parallel for schedule(static)
         for (int64_t i = 0; i < B; i++) {
-            R *d = dt + i * K;
+            R *d = ws->dtheta[1] + i * K;
+#pragma omp simd
             for (int64_t j = 0; j < K; j++) d[j] = s * ws->colsum[j];
             for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
                 const R *f = phi1 + (int64_t)X->col[p] * K;
                 const R c = -s * ws->ratio[p];
+#pragma omp simd
                 for (int64_t j = 0; j < K; j++) d[j] += c * f[j];
             }
-        }
-        if (dphi && dphi[1]) {
-            /* d loss / d phi_vk = -(1/B) (sum_n ratio_vn theta_nk - sum_n theta_nk) */
-            const int64_t V = e->K[0];
-            NN(datm_sparse_dense_backward)(X, ws->ratio, K, ws->theta[1], dphi[1], NULL);
-            R *tsum = ws->dz2[1];   /* scratch (K) */
-            for (int64_t j = 0; j < K; j++) tsum[j] = 0;
-            for (int64_t i = 0; i < B; i++)
-                for (int64_t j = 0; j < K; j++) tsum[j] += ws->theta[1][i * K + j];
-            for (int64_t vv = 0; vv < V; vv++)
-                for (int64_t j = 0; j < K; j++)
-                    dphi[1][vv * K + j] = -s * (dphi[1][vv * K + j] - tsum[j]);
         }
     }
     for (int l = 1; l <= L; l++) {
         const int64_t n = B * e->K[l];
         if (l >= 2) memset(ws->dtheta[l], 0, (size_t)n * sizeof(R));
-        if (dtheta_extra && dtheta_extra[l])
-            for (int64_t i = 0; i < n; i++) ws->dtheta[l][i] += dtheta_extra[l][i];
+        if (dtheta_extra && dtheta_extra[l]) {
+            const R *x = dtheta_extra[l] + row0 * e->K[l];
+            R *d = ws->dtheta[l];
+#pragma omp simd
+            for (int64_t i = 0; i < n; i++) d[i] += x[i];
+        }
     }
 
     /* Stochastic part, bottom-up: theta(l) -> (k, lam) -> (kt, lt, a(l)) -> theta(l+1). */
     for (int l = 1; l <= L; l++) {
         const int64_t K = e->K[l], KS = e->KS[l], n = B * K;
         const R w = (R)ws->kl_weight[l] * s;
-        const int down = o->downward && l < L;
-        const R *dt = ws->dtheta[l], *k = ws->k[l], *lam = ws->lam[l], *lt = ws->lt[l];
-        const R *a = ws->a[l];
         R *dz1 = ws->dz1[l], *dz2 = ws->dz2[l], *da = ws->da[l];
-        R *dkt = ws->dkl_dk[l];   /* reused in place: d loss / d kt per unit */
-        (void)a;
-#pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < n; i++) {
-            R dk = dt[i] * ws->dth_dk[l][i] + w * ws->dkl_dk[l][i];
-            R dl = dt[i] * ws->dth_dlam[l][i] + w * ws->dkl_dlam[l][i];
-            R dlt = dl;
-            if (o->lambda_is_mean) {
-                /* lam = lt / G(k), G = Gamma(1 + 1/k): dlam/dk = lam psi(1 + 1/k) / k^2 */
-                double kk = (double)k[i];
-                double g = (double)lt[i] / (double)lam[i];
-                dlt = (R)((double)dl / g);
-                dk += (R)((double)dl * (double)lam[i] * datm_digamma(1.0 + 1.0 / kk) / (kk * kk));
-            }
-            if (!(k[i] > kmin && k[i] < kmax)) dk = 0;   /* clamped: no gradient */
-            dkt[i] = dk;
-            R dai = down ? dk : 0;
-            if (l < L && ws->alpha[l][i] > amin) dai += w * ws->dkl_da[l][i];
-            da[i] = dai;
-            dz2[i] = lt[i] > lmin ? dlt : 0;              /* floored: no gradient */
-        }
+        R *dkt = ws->dkl_dk[l];   /* overwritten in place: d loss / d kt per unit */
+        ENC(v_stoch_back)(n, ws->dtheta[l], ws->dth_dk[l], ws->dth_dlam[l], ws->dkl_dk[l],
+                          ws->dkl_dlam[l], ws->dkl_da[l], ws->k[l], ws->lam[l], ws->lt[l],
+                          ws->alpha[l], w, (R)o->k_min, (R)o->k_max, (R)o->lambda_min,
+                          (R)o->alpha_min, o->downward && l < L, l < L, o->lambda_is_mean,
+                          dkt, dz2, da);
         NN(datm_softplus_backward)(n, ws->z2[l], dz2, dz2);
         if (KS == 1) {
             for (int64_t i = 0; i < B; i++) {
@@ -422,34 +569,132 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
             NN(datm_softplus_backward)(n, ws->z1[l], dkt, dz1);
         }
         if (l < L) {
-            const int64_t K2 = e->K[l + 1];
             /* a(l) = theta(l+1) Phi(l+1)^T */
+            const int64_t K2 = e->K[l + 1];
             GEMM(0, 0, B, K2, K, (R)1, da, K, phi[l + 1], K2, (R)1, ws->dtheta[l + 1], K2);
-            if (dphi && dphi[l + 1])
-                GEMM(1, 0, K, K2, B, (R)1, da, K, ws->theta[l + 1], K2, (R)0, dphi[l + 1], K2);
         }
     }
 
-    /* Deterministic part, top-down through the hidden layers. */
+    /* Hidden layers, top-down: dh(l) = dz3(l+1) W3(l+1)^T + dz1(l) W1(l)^T + dz2(l) W2(l)^T */
     for (int l = L; l >= 1; l--) {
         R *dh = ws->dh;
         R beta = 0;
         if (l < L) {
-            NN(datm_dense_backward)(B, e->H[l], e->H[l + 1], ws->h[l],
-                                    params + v[e->iW3[l + 1]].offset, ws->dz3[l + 1],
-                                    grad + v[e->iW3[l + 1]].offset,
-                                    grad + v[e->ib3[l + 1]].offset, dh, 0);
+            GEMM(0, 1, B, e->H[l], e->H[l + 1], (R)1, ws->dz3[l + 1], e->H[l + 1],
+                 params + v[e->iW3[l + 1]].offset, e->H[l + 1], (R)0, dh, e->H[l]);
             beta = 1;
         }
-        NN(datm_dense_backward)(B, e->H[l], e->KS[l], ws->h[l], params + v[e->iW1[l]].offset,
-                                ws->dz1[l], grad + v[e->iW1[l]].offset,
-                                grad + v[e->ib1[l]].offset, dh, beta);
-        NN(datm_dense_backward)(B, e->H[l], e->K[l], ws->h[l], params + v[e->iW2[l]].offset,
-                                ws->dz2[l], grad + v[e->iW2[l]].offset,
-                                grad + v[e->ib2[l]].offset, dh, 1);
+        GEMM(0, 1, B, e->H[l], e->KS[l], (R)1, ws->dz1[l], e->KS[l],
+             params + v[e->iW1[l]].offset, e->KS[l], beta, dh, e->H[l]);
+        GEMM(0, 1, B, e->H[l], e->K[l], (R)1, ws->dz2[l], e->K[l],
+             params + v[e->iW2[l]].offset, e->K[l], (R)1, dh, e->H[l]);
         NN(datm_softplus_backward)(B * e->H[l], ws->z3[l], dh, ws->dz3[l]);
     }
-    NN(datm_sparse_dense_backward)(X, ws->x0, e->H[1], ws->dz3[1],
-                                   grad + v[e->iW3[1]].offset, grad + v[e->ib3[1]].offset);
+}
+
+/* Columns c0..c1 of dW (n_in, n_out) = X^T dY over all B rows, and of db = colsum dY. */
+static void ENC(wgrad_cols)(int64_t B, int64_t n_in, int64_t n_out, const R *X, const R *dY,
+                            R *dW, R *db, int64_t c0, int64_t c1)
+{
+    if (c1 <= c0) return;
+    GEMM(1, 0, n_in, c1 - c0, B, (R)1, X, n_in, dY + c0, n_out, (R)0, dW + c0, n_out);
+    for (int64_t j = c0; j < c1; j++) db[j] = 0;
+    for (int64_t i = 0; i < B; i++) {
+        const R *d = dY + i * n_out;
+#pragma omp simd
+        for (int64_t j = c0; j < c1; j++) db[j] += d[j];
+    }
+}
+
+/* Columns c0..c1 of dW (V, n_out) = X^T dY for sparse X with values xval (absolute p). */
+static void ENC(swgrad_cols)(const datm_csr *X, const R *xval, int64_t n_out, const R *dY,
+                             R *dW, R *db, int64_t c0, int64_t c1)
+{
+    if (c1 <= c0) return;
+    for (int64_t vv = 0; vv < X->n_cols; vv++)
+        memset(dW + vv * n_out + c0, 0, (size_t)(c1 - c0) * sizeof(R));
+    for (int64_t j = c0; j < c1; j++) db[j] = 0;
+    for (int64_t i = 0; i < X->n_rows; i++) {
+        const R *d = dY + i * n_out;
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            R *w = dW + (int64_t)X->col[p] * n_out;
+            const R x = xval[p];
+#pragma omp simd
+            for (int64_t j = c0; j < c1; j++) w[j] += x * d[j];
+        }
+#pragma omp simd
+        for (int64_t j = c0; j < c1; j++) db[j] += d[j];
+    }
+}
+
+int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
+                               const R *const *dtheta_extra, R *grad, R *const *dphi,
+                               datm_error *err)
+{
+    if (ws->mode != DATM_ENC_TRAIN)
+        return datm_error_set(err, DATM_E_INVALID, "encoder: backward needs a TRAIN forward");
+    const int L = e->L;
+    const int64_t B = ws->B;
+    const datm_csr *X = &ws->Xv;
+    const datm_param_view *v = e->params.views;
+    const R s = (R)(1.0 / (double)B);
+    ws->B_total = B;
+
+    /* padding between views stays zero (Adam must see finite numbers there) */
+    memset(grad, 0, (size_t)e->params.size * sizeof(R));
+    const int nb = ws->nb > 0 ? ws->nb : 1, nt = ENC(n_threads)(nb);
+    const int blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+#pragma omp for schedule(static)
+        for (int b = 0; b < nb; b++) {
+            const int64_t b0 = B * b / nb, b1 = B * (b + 1) / nb;
+            WS sl;
+            ENC(ws_slice)(e, ws, b0, b1, &sl);
+            ENC(backward_rows)(e, params, &sl, dtheta_extra, b0);
+        }
+        /* (implicit barrier) weight gradients reduce over documents: split them by output
+         * columns instead, in nb fixed chunks */
+#pragma omp for schedule(static)
+        for (int t = 0; t < nb; t++) {
+#define COLS(n) (n) * t / nb, (n) * (t + 1) / nb
+            for (int l = 1; l <= L; l++) {
+                ENC(wgrad_cols)(B, e->H[l], e->KS[l], ws->h[l], ws->dz1[l],
+                                grad + v[e->iW1[l]].offset, grad + v[e->ib1[l]].offset, COLS(e->KS[l]));
+                ENC(wgrad_cols)(B, e->H[l], e->K[l], ws->h[l], ws->dz2[l],
+                                grad + v[e->iW2[l]].offset, grad + v[e->ib2[l]].offset, COLS(e->K[l]));
+                if (l >= 2)
+                    ENC(wgrad_cols)(B, e->H[l - 1], e->H[l], ws->h[l - 1], ws->dz3[l],
+                                    grad + v[e->iW3[l]].offset, grad + v[e->ib3[l]].offset,
+                                    COLS(e->H[l]));
+            }
+            ENC(swgrad_cols)(X, ws->x0, e->H[1], ws->dz3[1], grad + v[e->iW3[1]].offset,
+                             grad + v[e->ib3[1]].offset, COLS(e->H[1]));
+            if (dphi) {
+                for (int l = 1; l < L; l++) {
+                    if (!dphi[l + 1]) continue;
+                    const int64_t K = e->K[l], K2 = e->K[l + 1];
+                    const int64_t c0 = K2 * t / nb, c1 = K2 * (t + 1) / nb;
+                    /* d loss / d Phi(l+1) = da(l)^T theta(l+1) */
+                    if (c1 > c0)
+                        GEMM(1, 0, K, c1 - c0, B, (R)1, ws->da[l], K, ws->theta[l + 1] + c0, K2,
+                             (R)0, dphi[l + 1] + c0, K2);
+                }
+                if (dphi[1]) {
+                    /* d loss / d phi_vk = -(1/B) (sum_n ratio_vn theta_nk - sum_n theta_nk) */
+                    const int64_t K = e->K[1], V = e->K[0];
+                    const int64_t c0 = K * t / nb, c1 = K * (t + 1) / nb;
+                    R *tsum = ws->colsum2;
+                    ENC(swgrad_cols)(X, ws->ratio, K, ws->theta[1], dphi[1], tsum, c0, c1);
+                    for (int64_t vv = 0; vv < V; vv++)
+                        for (int64_t j = c0; j < c1; j++)
+                            dphi[1][vv * K + j] = -s * (dphi[1][vv * K + j] - tsum[j]);
+                }
+            }
+#undef COLS
+        }
+    }
+    openblas_set_num_threads(blas);
     return DATM_OK;
 }

@@ -6,30 +6,63 @@
 
 #include "math/math.h"
 #include "nn/nn.h"
+#include "nn/vmath.h"
 
 #define R float
 #define FN(name) name##_f32
 #define GEMM datm_sgemm
-#define EXP expf
-#define LOG1P log1pf
 #include "nn/nn_dense_impl.h"
 #undef R
 #undef FN
 #undef GEMM
-#undef EXP
-#undef LOG1P
 
 #define R double
 #define FN(name) name##_f64
 #define GEMM datm_dgemm
-#define EXP exp
-#define LOG1P log1p
 #include "nn/nn_dense_impl.h"
 #undef R
 #undef FN
 #undef GEMM
-#undef EXP
-#undef LOG1P
+
+/* softplus(z) = max(z, 0) + ln(1 + e^-|z|); its derivative sigmoid(z) = s / (1 + e^-|z|)
+ * with s = 1 for z >= 0 and e^-|z| below. f32: vectorised (nn/vmath.h), f64: libm. */
+DATM_VEC_CLONES
+void datm_softplus_f32(int64_t n, const float *z, float *y)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        float v = z[i], a = v < 0 ? -v : v;
+        y[i] = (v > 0 ? v : 0.0f) + datm_vlog1pf(datm_vexpf(-a));
+    }
+}
+
+DATM_VEC_CLONES
+void datm_softplus_backward_f32(int64_t n, const float *z, const float *dy, float *dz)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) {
+        float v = z[i], a = v < 0 ? -v : v;
+        float e = datm_vexpf(-a);
+        float num = v >= 0 ? 1.0f : e;
+        dz[i] = dy[i] * num / (1.0f + e);
+    }
+}
+
+void datm_softplus_f64(int64_t n, const double *z, double *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = z[i];
+        y[i] = (v > 0 ? v : 0.0) + log1p(exp(-fabs(v)));
+    }
+}
+
+void datm_softplus_backward_f64(int64_t n, const double *z, const double *dy, double *dz)
+{
+    for (int64_t i = 0; i < n; i++) {
+        double v = z[i], e = exp(-fabs(v));
+        dz[i] = dy[i] * (v >= 0 ? 1.0 : e) / (1.0 + e);
+    }
+}
 
 static void add_bias_f32(int64_t B, int64_t n_out, const float *b, float *Y)
 {

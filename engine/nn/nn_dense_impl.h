@@ -1,6 +1,6 @@
-/* engine/nn/nn_dense_impl.h: dense/sparse layers and softplus, written once for a real type.
+/* engine/nn/nn_dense_impl.h: dense layers, written once for a real type.
  * Included by dense.c twice: with R = float (suffix f32) and R = double (suffix f64).
- * Expects: R, FN(name) (appends the suffix), GEMM (datm_sgemm or datm_dgemm), EXP, LOG1P. */
+ * Expects: R, FN(name) (appends the suffix), GEMM (datm_sgemm or datm_dgemm). */
 
 void FN(datm_dense_forward)(int64_t B, int64_t n_in, int64_t n_out, const R *X, const R *W,
                             const R *b, R *Y)
@@ -24,22 +24,4 @@ void FN(datm_dense_backward)(int64_t B, int64_t n_in, int64_t n_out, const R *X,
         }
     }
     if (dX) GEMM(0, 1, B, n_in, n_out, (R)1, dY, n_out, W, n_out, dx_beta, dX, n_in);
-}
-
-void FN(datm_softplus)(int64_t n, const R *z, R *y)
-{
-    for (int64_t i = 0; i < n; i++) {
-        R v = z[i];
-        y[i] = v > 0 ? v + LOG1P(EXP(-v)) : LOG1P(EXP(v));
-    }
-}
-
-void FN(datm_softplus_backward)(int64_t n, const R *z, const R *dy, R *dz)
-{
-    for (int64_t i = 0; i < n; i++) {
-        R v = z[i], s;
-        if (v >= 0) s = (R)1 / ((R)1 + EXP(-v));
-        else { R e = EXP(v); s = e / ((R)1 + e); }
-        dz[i] = dy[i] * s;
-    }
 }
