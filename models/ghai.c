@@ -79,7 +79,7 @@ __attribute__((constructor)) static void ghai_schema_init(void)
         {"k_min", NULL, "gamma shape clamp, lower (as WHAI's Weibull clamp)"},
         {"k_max", NULL, "gamma shape clamp, upper"},
         {"lambda_min", NULL, "floor of the gamma scale lam (mean k lam)"},
-        {"lambda_is_mean", NULL, "must be false for ghai (Weibull only)"},
+        {"lambda_is_mean", "false", "must be false for ghai (the mean parameterisation is Weibull only)"},
         {"u_lo", NULL, "unused by ghai (RSVI draws its own noise)"},
         {"u_hi", NULL, "unused by ghai (RSVI draws its own noise)"},
     };
