@@ -5,6 +5,10 @@
  * threads. Prints wall and process CPU seconds (the machine may be shared: with one thread
  * the CPU time is the cost), microseconds per document-sweep and tokens per second.
  *   bench_decoder [layers, e.g. 128,64,32] [repeats]
+ * Test time per document of a trained model (the paper's "test time", S draws of theta):
+ *   bench_decoder --test-time RUN/result.h5 [S = 3000] [burn-in = 100]
+ * reads /model/phi_l and /model/r of a dlda-* result, and times burn-in + S Gibbs sweeps of
+ * every 20news_2000 test document's theta on its observed part with the globals fixed.
  * Never passes or fails. */
 #include <omp.h>
 #include <stdio.h>
@@ -13,6 +17,7 @@
 
 #include "data/data.h"
 #include "decoder/decoder.h"
+#include "io/h5.h"
 #include "rand/rand.h"
 
 static void die(const datm_error *e)
@@ -31,8 +36,71 @@ static int parse_layers(const char *s, int64_t *K)
     return L;
 }
 
+static int test_time(const char *path, int S, int burn)
+{
+    datm_error err;
+    char dir[512];
+    datm_corpus c;
+    memset(&c, 0, sizeof c);
+    if (datm_dataset_resolve("20news_2000", dir, sizeof dir, &err) ||
+        datm_corpus_load(dir, "test_obs", &c, &err))
+        die(&err);
+    datm_h5 *f = NULL, *m = NULL;
+    if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, "model", 0, &m, &err)) die(&err);
+    int64_t K[DATM_GBN_MAX_LAYERS + 1] = {c.X.n_cols};
+    int L = 0;
+    for (int l = 1; l <= DATM_GBN_MAX_LAYERS; l++) {
+        char name[16];
+        int64_t d[8];
+        snprintf(name, sizeof name, "phi_%d", l);
+        if (datm_h5_shape(m, name, d) != 2) break;
+        K[l] = d[1];
+        L = l;
+    }
+    datm_gbn_opts o;
+    datm_gbn_opts_default(&o);
+    datm_gbn *g = NULL;
+    if (L < 1 || datm_gbn_create(L, K, &o, 1, &g, &err)) {
+        fprintf(stderr, "bench_decoder: %s: no /model/phi_1\n", path);
+        return 1;
+    }
+    for (int l = 1; l <= L; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "phi_%d", l);
+        int64_t d[2] = {K[l - 1], K[l]};
+        if (datm_h5_read_f64(m, name, g->phi[l], 2, d, &err)) die(&err);
+    }
+    int64_t dr[1] = {K[L]};
+    if (datm_h5_read_f64(m, "r", g->r, 1, dr, &err)) die(&err);
+    datm_gbn_sync_f(g);
+    datm_h5_close(&m);
+    datm_h5_close(&f);
+    datm_gbn_chain *ch = NULL;
+    if (datm_gbn_chain_create(g, c.X.n_rows, &ch, &err)) die(&err);
+    datm_gbn_sweep_opts so = {.cp_after = 10, .mode = DATM_AUG_SAMPLED};
+    double t0 = datm_time_now(), c0 = datm_time_cpu(), tb = 0, cb = 0;
+    for (int sw = 0; sw < burn + S; sw++) {
+        if (sw == burn) { tb = datm_time_now() - t0; cb = datm_time_cpu() - c0; }
+        datm_gbn_key key = {.seed = 1, .purpose = DATM_STREAM_EVAL, .step = (uint64_t)sw};
+        if (datm_gbn_chain_sweep(g, &c.X, ch, &key, &so, NULL, &err)) die(&err);
+    }
+    double dt = datm_time_now() - t0, dc = datm_time_cpu() - c0;
+    double n = (double)c.X.n_rows;
+    printf("%s: L = %d, %lld test documents, %d threads\n", path, L, (long long)c.X.n_rows,
+           omp_get_max_threads());
+    printf("burn-in %d sweeps: %.3f s wall, %.3f s cpu\n", burn, tb, cb);
+    printf("S = %d sweeps: %.3f s wall (%.6f s per document), %.3f s cpu (%.6f s per document)\n",
+           S, dt - tb, (dt - tb) / n, dc - cb, (dc - cb) / n);
+    datm_gbn_chain_destroy(&ch);
+    datm_gbn_destroy(&g);
+    datm_corpus_free(&c);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "--test-time") == 0)
+        return test_time(argv[2], argc > 3 ? atoi(argv[3]) : 3000, argc > 4 ? atoi(argv[4]) : 100);
     int64_t K[DATM_GBN_MAX_LAYERS + 1];
     int L = parse_layers(argc > 1 ? argv[1] : "128,64,32", K);
     int reps = argc > 2 ? atoi(argv[2]) : 3;
