@@ -70,22 +70,39 @@ void datm_weibull_mean_f64(int64_t n, const double *k, const double *lam, double
     for (int64_t i = 0; i < n; i++) mean[i] = datm_weibull_mean(k[i], lam[i]);
 }
 
-/* ---- fast float kernels ---- */
+/* ---- fast float kernels ----
+ * (the optional outputs are separate loops: a conditional store inside the loop keeps gcc
+ * from vectorising it) */
 
 DATM_VEC_CLONES
 void datm_weibull_reparam_f32(int64_t n, const float *k, const float *lam, const float *u,
                               float *theta, float *dth_dk, float *dth_dlam)
 {
+    if (dth_dk && dth_dlam) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float lt = datm_vlogf(-datm_vlog1pf(-u[i]));   /* ln t, t = -ln(1 - u) ~ Exp(1) */
+            float ik = 1.0f / k[i];
+            float e = datm_vexpf(lt * ik);                 /* t^(1/k) */
+            float th = lam[i] * e;
+            theta[i] = th;
+            dth_dk[i] = -th * lt * ik * ik;
+            dth_dlam[i] = e;
+        }
+        return;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
-        float lt = datm_vlogf(-datm_vlog1pf(-u[i]));   /* ln t, t = -ln(1 - u) ~ Exp(1) */
-        float ik = 1.0f / k[i];
-        float e = datm_vexpf(lt * ik);                 /* t^(1/k) */
-        float th = lam[i] * e;
-        theta[i] = th;
-        if (dth_dk) dth_dk[i] = -th * lt * ik * ik;
-        if (dth_dlam) dth_dlam[i] = e;
+        float lt = datm_vlogf(-datm_vlog1pf(-u[i]));
+        theta[i] = lam[i] * datm_vexpf(lt / k[i]);
     }
+    /* partial requests (rare): from the values just computed */
+    if (dth_dk || dth_dlam)
+        for (int64_t i = 0; i < n; i++) {
+            float lt = datm_vlogf(-datm_vlog1pf(-u[i])), ik = 1.0f / k[i];
+            if (dth_dk) dth_dk[i] = -theta[i] * lt * ik * ik;
+            if (dth_dlam) dth_dlam[i] = datm_vexpf(lt * ik);
+        }
 }
 
 DATM_VEC_CLONES
@@ -93,16 +110,34 @@ void datm_weibull_kl_f32(int64_t n, const float *k, const float *lam, const floa
                          float *kl, float *dk, float *dlam, float *dalpha)
 {
     const float eg = (float)DATM_EULER_GAMMA;
+    if (dk && dlam && dalpha) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
+            float g = datm_vexpf(datm_vlgammaf(1.0f + ik));    /* Gamma(1 + 1/k) */
+            float ll = datm_vlogf(l);
+            kl[i] = -a * ll + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f + datm_vlgammaf(a);
+            dk[i] = ik - eg * a * ik * ik - l * g * datm_vdigammaf(1.0f + ik) * ik * ik;
+            dlam[i] = -a / l + g;
+            dalpha[i] = -ll + eg * ik + datm_vdigammaf(a);
+        }
+        return;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
         float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
-        float g = datm_vexpf(datm_vlgammaf(1.0f + ik));    /* Gamma(1 + 1/k) */
-        float ll = datm_vlogf(l);
-        kl[i] = -a * ll + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f + datm_vlgammaf(a);
-        if (dk) dk[i] = ik - eg * a * ik * ik - l * g * datm_vdigammaf(1.0f + ik) * ik * ik;
-        if (dlam) dlam[i] = -a / l + g;
-        if (dalpha) dalpha[i] = -ll + eg * ik + datm_vdigammaf(a);
+        float g = datm_vexpf(datm_vlgammaf(1.0f + ik));
+        kl[i] = -a * datm_vlogf(l) + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f +
+                datm_vlgammaf(a);
     }
+    if (dk || dlam || dalpha)
+        for (int64_t i = 0; i < n; i++) {
+            float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
+            float g = datm_vexpf(datm_vlgammaf(1.0f + ik));
+            if (dk) dk[i] = ik - eg * a * ik * ik - l * g * datm_vdigammaf(1.0f + ik) * ik * ik;
+            if (dlam) dlam[i] = -a / l + g;
+            if (dalpha) dalpha[i] = -datm_vlogf(l) + eg * ik + datm_vdigammaf(a);
+        }
 }
 
 DATM_VEC_CLONES

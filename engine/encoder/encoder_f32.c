@@ -21,6 +21,7 @@
 #define VEXP datm_vexpf
 #define VLGAMMA datm_vlgammaf
 #define VDIGAMMA datm_vdigammaf
+#define KEEP datm_vkeepf
 #include "encoder/encoder_impl.h"
 
 int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_csr *X,

@@ -21,4 +21,5 @@
 #define VEXP exp
 #define VLGAMMA lgamma
 #define VDIGAMMA datm_digamma
+#define KEEP datm_vkeep
 #include "encoder/encoder_impl.h"

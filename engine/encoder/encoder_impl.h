@@ -214,22 +214,36 @@ VEC_ATTR static void ENC(v_floor)(int64_t n, R *x, R lo)
 }
 
 /* k = clamp(kt + a, kmin, kmax) for one row (a NULL: no downward term; KS == 1: kt is one
- * shape for the whole row). */
+ * shape for the whole row). Masks are computed arithmetically, (R)(x > y), never by a
+ * select with a constant arm, and invariant branches sit outside the loops: both keep gcc's
+ * vectoriser working at -O2. */
 VEC_ATTR static void ENC(v_shape)(int64_t K, int64_t KS, const R *kt, const R *a, R kmin,
                                   R kmax, R *k)
 {
-    if (KS == 1) {
+    if (KS == 1 && a) {
         const R s0 = kt[0];
 #pragma omp simd
         for (int64_t j = 0; j < K; j++) {
-            R s = a ? s0 + a[j] : s0;
+            R s = s0 + a[j];
+            s = s > kmin ? s : kmin;
+            k[j] = s < kmax ? s : kmax;
+        }
+    } else if (KS == 1) {
+        R s = kt[0];
+        s = s > kmin ? s : kmin;
+        s = s < kmax ? s : kmax;
+        for (int64_t j = 0; j < K; j++) k[j] = s;
+    } else if (a) {
+#pragma omp simd
+        for (int64_t j = 0; j < K; j++) {
+            R s = kt[j] + a[j];
             s = s > kmin ? s : kmin;
             k[j] = s < kmax ? s : kmax;
         }
     } else {
 #pragma omp simd
         for (int64_t j = 0; j < K; j++) {
-            R s = a ? kt[j] + a[j] : kt[j];
+            R s = kt[j];
             s = s > kmin ? s : kmin;
             k[j] = s < kmax ? s : kmax;
         }
@@ -251,9 +265,9 @@ VEC_ATTR static void ENC(v_ll_terms)(int64_t n, const float *x, R *rate_ratio, R
 #pragma omp simd
     for (int64_t p = 0; p < n; p++) {
         R r = rate_ratio[p], xv = (R)x[p];
-        R ok = r > rmin ? (R)1 : (R)0;
+        int ok = r > rmin;
         r = r > rmin ? r : rmin;
-        rate_ratio[p] = ok * xv / r;
+        rate_ratio[p] = KEEP(ok, xv / r);
         term[p] = xv * VLOG(r) - VLGAMMA(xv + (R)1);
     }
 }
@@ -270,24 +284,31 @@ VEC_ATTR static void ENC(v_stoch_back)(int64_t n, const R *dt, const R *dth_dk,
                                        int down, int has_prior, int lam_mean, R *dkt, R *dz2pre,
                                        R *da)
 {
+    const int fdown = down != 0, fprior = has_prior != 0;
+    if (!lam_mean) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            R dk = dt[i] * dth_dk[i] + w * dkl_dk[i];
+            R dl = dt[i] * dth_dlam[i] + w * dkl_dlam[i];
+            dk = KEEP((k[i] > kmin) & (k[i] < kmax), dk);  /* clamped: no gradient */
+            dkt[i] = dk;
+            da[i] = KEEP(fdown, dk) + KEEP(fprior & (alpha[i] > amin), w * dkl_da[i]);
+            dz2pre[i] = KEEP(lt[i] > lmin, dl);            /* floored: no gradient */
+        }
+        return;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
         R dk = dt[i] * dth_dk[i] + w * dkl_dk[i];
         R dl = dt[i] * dth_dlam[i] + w * dkl_dlam[i];
-        R dlt = dl;
-        if (lam_mean) {
-            /* lam = lt / G(k), G = Gamma(1 + 1/k): dlam/dk = lam psi(1 + 1/k) / k^2 */
-            R ik = (R)1 / k[i];
-            dlt = dl * lam[i] / lt[i];
-            dk += dl * lam[i] * VDIGAMMA((R)1 + ik) * ik * ik;
-        }
-        R inside = (k[i] > kmin && k[i] < kmax) ? (R)1 : (R)0;   /* clamped: no gradient */
-        dk *= inside;
+        /* lam = lt / G(k), G = Gamma(1 + 1/k): dlam/dk = lam psi(1 + 1/k) / k^2 */
+        R ik = (R)1 / k[i];
+        R dlt = dl * lam[i] / lt[i];
+        dk += dl * lam[i] * VDIGAMMA((R)1 + ik) * ik * ik;
+        dk = KEEP((k[i] > kmin) & (k[i] < kmax), dk);
         dkt[i] = dk;
-        R dai = down ? dk : (R)0;
-        R aok = (has_prior && alpha[i] > amin) ? (R)1 : (R)0;
-        da[i] = dai + aok * w * dkl_da[i];
-        dz2pre[i] = lt[i] > lmin ? dlt : (R)0;                  /* floored: no gradient */
+        da[i] = KEEP(fdown, dk) + KEEP(fprior & (alpha[i] > amin), w * dkl_da[i]);
+        dz2pre[i] = KEEP(lt[i] > lmin, dlt);
     }
 }
 

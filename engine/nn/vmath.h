@@ -8,7 +8,8 @@
  * relative for x >= 1e-3 (plus absolute 1e-5 near its root). Domains: exp any x (clamped to
  * [-87.3, 88], giving 0 / large finite at the ends); log, lgamma, digamma x > 0 (normal
  * floats); log1p x > -1. Pure functions of their argument: identical results on every call,
- * every thread count. (Without -ffast-math the compiler keeps the rounding trick below.) */
+ * every thread count. (Without -ffast-math the compiler keeps the rounding trick below.)
+ * always_inline: a vlogf left out of line inside a loop stops the vectoriser. */
 #ifndef DATM_VMATH_H
 #define DATM_VMATH_H
 
@@ -19,21 +20,35 @@
  * x86-64) and picks one at load time, so the default build still gets 8-wide vectors. */
 #define DATM_VEC_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 
-static inline float datm_vbits2f(int32_t i)
+static inline __attribute__((always_inline)) float datm_vbits2f(int32_t i)
 {
     float f;
     memcpy(&f, &i, sizeof f);
     return f;
 }
-static inline int32_t datm_vf2bits(float f)
+static inline __attribute__((always_inline)) int32_t datm_vf2bits(float f)
 {
     int32_t i;
     memcpy(&i, &f, sizeof i);
     return i;
 }
 
+/* x if c, else +0 (bitwise: a select with a constant arm would block vectorisation). */
+static inline __attribute__((always_inline)) float datm_vkeepf(int c, float x)
+{
+    return datm_vbits2f(datm_vf2bits(x) & -(int32_t)(c != 0));
+}
+static inline __attribute__((always_inline)) double datm_vkeep(int c, double x)
+{
+    int64_t i;
+    memcpy(&i, &x, sizeof i);
+    i &= -(int64_t)(c != 0);
+    memcpy(&x, &i, sizeof x);
+    return x;
+}
+
 /* e^x: x = n ln2 + r, |r| <= ln2/2, degree-6 Taylor-like minimax polynomial for e^r. */
-static inline float datm_vexpf(float x)
+static inline __attribute__((always_inline)) float datm_vexpf(float x)
 {
     /* clamp to [-87.3, 88] on the bit pattern with integer min (no float compare: a
      * float select against a constant lets gcc fold one arm and leave a branch the
@@ -62,7 +77,7 @@ static inline float datm_vexpf(float x)
 
 /* ln x for x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
  * s = (m - 1)/(m + 1), |s| <= 0.1716, odd series to s^9. */
-static inline float datm_vlogf(float x)
+static inline __attribute__((always_inline)) float datm_vlogf(float x)
 {
     int32_t ix = datm_vf2bits(x);
     /* exponent relative to sqrt(2)/2: m in [0.7071, 1.4142) */
@@ -79,7 +94,7 @@ static inline float datm_vlogf(float x)
 }
 
 /* ln(1 + x) for x > -1, accurate for small x: u = 1 + x, ln u - ((u - 1) - x) / u. */
-static inline float datm_vlog1pf(float x)
+static inline __attribute__((always_inline)) float datm_vlog1pf(float x)
 {
     float u = 1.0f + x;
     float c = (u - 1.0f) - x;            /* rounding error of u */
@@ -88,7 +103,7 @@ static inline float datm_vlog1pf(float x)
 
 /* ln Gamma(x), x > 0: shift to z = x + 8 when x < 8 (ln Gamma(x) = ln Gamma(x+8) -
  * ln(x (x+1) ... (x+7))), then Stirling's series to 1/z^5 (error < 1e-9 for z >= 8). */
-static inline float datm_vlgammaf(float x)
+static inline __attribute__((always_inline)) float datm_vlgammaf(float x)
 {
     /* the shift is selected with integer masks, not float selects, so nothing is left in
      * a conditional block (see datm_vexpf) */
@@ -105,7 +120,7 @@ static inline float datm_vlgammaf(float x)
 
 /* psi(x), x > 0: psi(x) = psi(x + 8) - sum_{i<8} 1/(x+i) when x < 8, then the asymptotic
  * series ln z - 1/(2z) - 1/(12 z^2) + 1/(120 z^4) - 1/(252 z^6). */
-static inline float datm_vdigammaf(float x)
+static inline __attribute__((always_inline)) float datm_vdigammaf(float x)
 {
     int32_t small = -(int32_t)(x < 8.0f);
     float acc = 1.0f / x + 1.0f / (x + 1.0f) + 1.0f / (x + 2.0f) + 1.0f / (x + 3.0f) +

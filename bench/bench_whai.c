@@ -1,0 +1,218 @@
+/* bench/bench_whai.c: WHAI throughput on 20news_2000 (V = 2000), paper settings B = 200,
+ * hidden = K. Prints, for 1 and 2 threads:
+ *   train      documents/s of Algorithm 1 (Adam step + theta sample + augmentation + TLASGR)
+ *   infer      documents/s of the encoder mean (theta of every layer, one pass)
+ *   dense      achieved GFLOP/s of the encoder's dense layers during that pass
+ *              (2 x multiply-adds of the sparse first layer, every W1/W2/W3 and the downward
+ *              Phi theta products, divided by the wall time of the whole pass)
+ *   sgemm      GFLOP/s of one sgemm of the first dense shape (B, K1) x (K1, K1), for scale
+ *   test       seconds per test document for S posterior draws (theta of the observed part
+ *              from the encoder + rate accumulation on observed and held-out entries, the
+ *              `evaluate` stage), measured on a few draws and scaled to S
+ * Usage: bench_whai [layers e.g. 128,64,32] [train_iters] [S]; data from $DATM_DATA. */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "eval/perplexity.h"
+#include "math/math.h"
+#include "pipeline/config.h"
+#include "pipeline/model.h"
+#include "../models/whai.h"
+
+static void die(const char *what, const datm_error *err)
+{
+    fprintf(stderr, "bench_whai: %s: %s\n", what, err ? err->msg : "");
+    exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    const char *layers = argc > 1 ? argv[1] : "128,64,32";
+    const int64_t iters = argc > 2 ? atoll(argv[2]) : 300;
+    const int64_t S = argc > 3 ? atoll(argv[3]) : 3000;
+    datm_error err;
+    datm_log_set_level(DATM_LOG_WARN);
+    const char *root = getenv("DATM_DATA") ? getenv("DATM_DATA") : "/work/shared/data";
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/20news_2000", root);
+    datm_corpus train, obs, held;
+    if (datm_corpus_load(dir, "train", &train, &err) ||
+        datm_corpus_load(dir, "test_obs", &obs, &err) ||
+        datm_corpus_load(dir, "test_heldout", &held, &err)) {
+        fprintf(stderr, "bench_whai: 20news_2000 not found under %s (%s); skipped\n", root, err.msg);
+        return 0;
+    }
+    const datm_csr *X = &train.X;
+    const int64_t N = X->n_rows, B = 200;
+    char lay[256];
+    snprintf(lay, sizeof lay, "[%s]", layers);
+
+    datm_config *cfg = NULL;
+    if (datm_config_create(datm_whai_schema, "model", &cfg, &err)) die("config", &err);
+    if (datm_config_set(cfg, "layers", lay, &err)) die("layers", &err);
+    datm_run_info info;
+    memset(&info, 0, sizeof info);
+    info.n_train = N;
+    info.n_vocab = X->n_cols;
+    info.batch_size = B;
+    info.epochs = 1;
+    info.total_iters = iters;
+    info.seed = 1;
+    info.train = X;
+    printf("bench_whai: 20news_2000 train %lld docs (nnz/doc %.1f), V %lld, layers %s, B %lld, "
+           "hidden = K; OpenBLAS %s\n", (long long)N, (double)X->nnz / (double)N,
+           (long long)X->n_cols, lay, (long long)B, openblas_get_config());
+
+    /* BENCH_THREADS=n: only that thread count (for profiling) */
+    const int only = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 0;
+    for (int threads = only ? only : 1; threads <= (only ? only : 2); threads++) {
+        omp_set_num_threads(threads);
+        openblas_set_num_threads(threads);
+        const datm_model_ops *ops = datm_registry_find("whai");
+        datm_model *mm = NULL;
+        info.threads = threads;
+        if (ops->create(cfg, &info, &mm, &err)) die("create", &err);
+        whai_model *m = (whai_model *)mm;
+
+        /* training: iters mini-batches in a fixed random order (first 20 as warm-up) */
+        datm_batch_iter it;
+        if (datm_batch_iter_init(&it, N, B, 1, 1, 1, &err)) die("batches", &err);
+        double t_train = 0;
+        int64_t docs = 0;
+        for (int64_t i = 1; i <= iters; i++) {
+            const int64_t *rows;
+            int64_t n = datm_batch_iter_next(&it, &rows);
+            if (n == 0) n = datm_batch_iter_next(&it, &rows);
+            datm_csr Xb;
+            if (datm_csr_select_rows(X, rows, n, &Xb, &err)) die("select", &err);
+            datm_batch b = {&Xb, rows, NULL};
+            datm_train_ctx ctx = {i, 0, 1, (double)N / (double)B};
+            datm_train_stats st;
+            double t0 = datm_time_now();
+            if (ops->train_batch(mm, &b, &ctx, &st, &err)) die("train", &err);
+            double dt = datm_time_now() - t0;
+            if (i > 20) { t_train += dt; docs += n; }
+            datm_csr_free(&Xb);
+        }
+        datm_batch_iter_free(&it);
+
+        /* where the time of one iteration goes: the steps of Algorithm 1 timed one by one
+         * (same calls as whai_iterate) on 30 more batches */
+        double ph[6] = {0};
+        {
+            datm_batch_iter it2;
+            datm_batch_iter_init(&it2, N, B, 2, 1, 1, &err);
+            double klw[DATM_ENC_MAX_LAYERS + 1];
+            for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) klw[l] = 1;
+            for (int64_t i = 0; i < 30; i++) {
+                const int64_t *rows;
+                int64_t n = datm_batch_iter_next(&it2, &rows);
+                datm_csr Xb;
+                datm_csr_select_rows(X, rows, n, &Xb, &err);
+                const float *const *pf = (const float *const *)m->ch.gbn->phi_f;
+                datm_encoder_noise nz = {NULL, 1, DATM_STREAM_DOC, (uint64_t)i * 4, rows, 0};
+                datm_encoder_loss el;
+                double t0 = datm_time_now();
+                datm_encoder_forward(m->enc, m->ch.params, DATM_ENC_TRAIN, &Xb, pf, NULL, klw, &nz, m->ws, &el, &err);
+                double t1 = datm_time_now();
+                datm_encoder_backward(m->enc, m->ch.params, m->ws, NULL, m->ch.grad, NULL, &err);
+                double t2 = datm_time_now();
+                datm_adam_step(&m->ch.adam, m->ch.params, m->ch.grad);
+                double t3 = datm_time_now();
+                nz.index++;
+                datm_encoder_forward(m->enc, m->ch.params, DATM_ENC_SAMPLE, &Xb, pf, NULL, NULL, &nz, m->ws, NULL, &err);
+                const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+                for (int l = 1; l <= m->L; l++) {
+                    for (int64_t j = 0; j < n * m->K[l]; j++) m->theta_d[l][j] = m->ws->theta[l][j];
+                    thd[l] = m->theta_d[l];
+                }
+                double t4 = datm_time_now();
+                datm_gbn_stats_reset(m->ch.stats);
+                datm_gbn_key key = {1, DATM_STREAM_DOC, (uint64_t)i * 4 + 2, rows};
+                datm_gbn_augment(m->ch.gbn, &Xb, thd, &key, DATM_AUG_SAMPLED, m->ch.stats, NULL, &err);
+                double t5 = datm_time_now();
+                datm_tlasgr_step(m->ch.gbn, m->ch.stats, (double)N / (double)n, 1, NULL, &err);
+                double t6 = datm_time_now();
+                ph[0] += t1 - t0; ph[1] += t2 - t1; ph[2] += t3 - t2; ph[3] += t4 - t3;
+                ph[4] += t5 - t4; ph[5] += t6 - t5;
+                datm_csr_free(&Xb);
+            }
+            datm_batch_iter_free(&it2);
+            for (int j = 0; j < 6; j++) ph[j] *= 1e3 / 30;
+        }
+
+        /* inference: encoder mean for all training documents, best of 3 */
+        float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        for (int l = 1; l <= m->L; l++)
+            th[l] = datm_alloc_array((size_t)(N * m->K[l]), sizeof(float), &err);
+        double t_inf = 1e30;
+        for (int rep = 0; rep < 3; rep++) {
+            double t0 = datm_time_now();
+            if (datm_encoder_infer(m->enc, m->ch.params, X, (const float *const *)m->ch.gbn->phi_f,
+                                   NULL, 0, 1, 0, 0, 0, th, &err))
+                die("infer", &err);
+            t_inf = fmin(t_inf, datm_time_now() - t0);
+        }
+        double macs = datm_encoder_dense_macs(m->enc, (double)X->nnz / (double)N);
+
+        /* one sgemm of the first dense shape */
+        const int64_t K1 = m->K[1];
+        float *A = datm_alloc_array((size_t)(B * K1), sizeof(float), &err);
+        float *W = datm_alloc_array((size_t)(K1 * K1), sizeof(float), &err);
+        float *C = datm_alloc_array((size_t)(B * K1), sizeof(float), &err);
+        for (int64_t i = 0; i < B * K1; i++) A[i] = 0.01f * (float)(i % 17);
+        for (int64_t i = 0; i < K1 * K1; i++) W[i] = 0.01f * (float)(i % 13);
+        int reps = 2000;
+        double t0 = datm_time_now();
+        for (int r = 0; r < reps; r++) datm_sgemm(0, 0, B, K1, K1, 1, A, K1, W, K1, 0, C, K1);
+        double t_gemm = (datm_time_now() - t0) / reps;
+
+        /* test time: the evaluate stage's draws on test_obs, scaled to S */
+        datm_rate_accum acc;
+        if (datm_rate_accum_init(&acc, &obs.X, &held.X, &err)) die("accum", &err);
+        void *state = NULL;
+        const int64_t draws = 20;
+        t0 = datm_time_now();
+        if (ops->eval_begin(mm, &obs.X, 7, &state, &err)) die("eval", &err);
+        for (int64_t d = 0; d < draws; d++)
+            if (ops->eval_step(mm, state, d, &acc, &err)) die("eval step", &err);
+        ops->eval_end(mm, state);
+        double t_eval = datm_time_now() - t0;
+        /* the same without the chain advance (globals fixed) */
+        m->eval_chain = 0;
+        t0 = datm_time_now();
+        if (ops->eval_begin(mm, &obs.X, 7, &state, &err)) die("eval", &err);
+        for (int64_t d = 0; d < draws; d++)
+            if (ops->eval_step(mm, state, d, &acc, &err)) die("eval step", &err);
+        ops->eval_end(mm, state);
+        double t_fixed = datm_time_now() - t0;
+        m->eval_chain = 1;
+        const double nd = (double)obs.X.n_rows;
+
+        printf("threads %d: train %.0f docs/s | infer (mean) %.0f docs/s | dense layers %.2f "
+               "GFLOP/s (%.0f MAC/doc) | sgemm (%lld,%lld)x(%lld,%lld) %.1f GFLOP/s | test "
+               "%.4g s/doc for S = %lld (%.4g without the chain advance)\n",
+               threads, (double)docs / t_train, (double)N / t_inf, 2 * macs * (double)N / t_inf * 1e-9,
+               macs, (long long)B, (long long)K1, (long long)K1, (long long)K1,
+               2.0 * (double)(B * K1 * K1) / t_gemm * 1e-9, t_eval / (double)draws * (double)S / nd,
+               (long long)S, t_fixed / (double)draws * (double)S / nd);
+        printf("  one iteration, ms: encoder forward+ELBO %.3f, backward %.3f, Adam %.3f, theta "
+               "sample %.3f, augmentation %.3f, TLASGR %.3f (sum %.3f)\n", ph[0], ph[1], ph[2],
+               ph[3], ph[4], ph[5], ph[0] + ph[1] + ph[2] + ph[3] + ph[4] + ph[5]);
+        fflush(stdout);
+        datm_rate_accum_free(&acc);
+        datm_free(A); datm_free(W); datm_free(C);
+        for (int l = 1; l <= m->L; l++) datm_free(th[l]);
+        ops->destroy(mm);
+    }
+    datm_config_destroy(&cfg);
+    datm_corpus_free(&train);
+    datm_corpus_free(&obs);
+    datm_corpus_free(&held);
+    return 0;
+}
