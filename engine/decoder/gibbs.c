@@ -147,6 +147,22 @@ static void sample_cp(const datm_gbn *g, double *const *th, const int32_t *m1, d
     }
 }
 
+/* Dot product with four partial sums (independent chains: ~4x the scalar throughput; a
+ * fixed order, so still deterministic). */
+static double dot4(const double *a, const double *b, int64_t n)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += a[i] * b[i];
+        s1 += a[i + 1] * b[i + 1];
+        s2 += a[i + 2] * b[i + 2];
+        s3 += a[i + 3] * b[i + 3];
+    }
+    for (; i < n; i++) s0 += a[i] * b[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 static void downward(const datm_gbn *g, double *const *th, int32_t *const *mn, const double *cn,
                      const double *q, datm_rng *rng)
 {
@@ -159,9 +175,7 @@ static void downward(const datm_gbn *g, double *const *th, int32_t *const *mn, c
                 shape = g->r ? g->r[k] : 1.0;
             } else {
                 const int64_t Ku = g->K[t + 1];
-                const double *prow = g->phi[t + 1] + k * Ku;
-                shape = 0.0;
-                for (int64_t j = 0; j < Ku; j++) shape += prow[j] * th[t + 1][j];
+                shape = dot4(g->phi[t + 1] + k * Ku, th[t + 1], Ku);
             }
             double a = shape + (double)mn[t][k];
             double x = a > 0 && a < INFINITY ? datm_rng_gamma(rng, a) / rate : 0.0;
