@@ -9,7 +9,7 @@
  * topics: mean cosine similarity >= 0.9 after the best one-to-one matching (Hungarian
  * algorithm); (2) its per-heldout-word perplexity on the test documents (eval_begin/step,
  * chain mode) is finite and below the unigram model's; (3) dlda-tlasgr (mini-batch 200,
- * 10 epochs, shortened local chains of 10 + 5 sweeps to keep CI fast) reaches mean cosine
+ * 20 epochs, shortened local chains of 10 + 5 sweeps to keep CI fast) reaches mean cosine
  * >= 0.9 too; (4) save -> load into a fresh model reproduces Phi. */
 #include <math.h>
 #include <stdio.h>
@@ -256,7 +256,7 @@ int main(void)
     MUST(datm_batch_iter_init(&itr, NTRAIN, 200, 7, 1, 0, &err));
     t0 = datm_time_now();
     int64_t it = 0;
-    for (int ep = 0; ep < 10; ep++) {
+    for (int ep = 0; ep < 20; ep++) {
         const int64_t *rowsel;
         int64_t nb;
         while ((nb = datm_batch_iter_next(&itr, &rowsel)) > 0) {
