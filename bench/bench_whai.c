@@ -146,6 +146,11 @@ int main(int argc, char **argv)
             for (int j = 0; j < 6; j++) ph[j] *= 1e3 / 30;
         }
 
+        if (getenv("BENCH_TRAIN_ONLY")) {   /* profiling the training loop alone */
+            printf("threads %d: train %.0f docs/s\n", threads, (double)docs / t_train);
+            ops->destroy(mm);
+            continue;
+        }
         /* inference: encoder mean for all training documents, best of 3 */
         float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= m->L; l++)

@@ -661,8 +661,17 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
     const R s = (R)(1.0 / (double)B);
     ws->B_total = B;
 
-    /* padding between views stays zero (Adam must see finite numbers there) */
-    memset(grad, 0, (size_t)e->params.size * sizeof(R));
+    /* every view is overwritten below; the padding between views is zeroed here (Adam
+     * must see finite numbers there) */
+    {
+        int64_t end = 0;
+        for (int i = 0; i < e->params.n_views; i++) {
+            const datm_param_view *pv = &e->params.views[i];
+            if (pv->offset > end) memset(grad + end, 0, (size_t)(pv->offset - end) * sizeof(R));
+            end = pv->offset + pv->rows * pv->cols;
+        }
+        if (e->params.size > end) memset(grad + end, 0, (size_t)(e->params.size - end) * sizeof(R));
+    }
     const int nb = ws->nb > 0 ? ws->nb : 1, nt = ENC(n_threads)(nb);
     const int blas = openblas_get_num_threads();
     openblas_set_num_threads(1);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nn/nn.h"
+#include "nn/vmath.h"
 
 int datm_adam_init(datm_adam *a, int64_t size, double lr, double beta1, double beta2,
                    double eps, datm_error *err)
@@ -36,6 +37,7 @@ void datm_adam_free(datm_adam *a)
     memset(a, 0, sizeof *a);
 }
 
+DATM_VEC_CLONES
 int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
 {
     a->t++;
@@ -45,19 +47,25 @@ int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
     const double c2 = 1.0 - pow(a->beta2, (double)a->t);
     const float step = (float)(a->lr * sqrt(c2) / c1);
     const float eps = (float)(a->eps * sqrt(c2));
-    const float clip = (float)a->clip;
+    const float clip = (float)a->clip > 0 ? (float)a->clip : INFINITY;
     float *m = a->m, *v = a->v;
     int64_t bad = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bad) if (a->size > 65536)
+    /* branch-free (vectorised): a non-finite gradient entry leaves its parameter and moments
+     * untouched (keep = 0) and is counted */
+#pragma omp parallel for simd schedule(static) reduction(+ : bad) if (a->size > 262144)
     for (int64_t i = 0; i < a->size; i++) {
         float gi = g[i];
-        if (!isfinite(gi)) { bad++; continue; }
-        if (clip > 0) gi = gi > clip ? clip : (gi < -clip ? -clip : gi);
+        int fin = (gi - gi) == 0.0f;                 /* false for NaN and +-Inf */
+        bad += !fin;
+        gi = fin ? gi : 0.0f;
+        gi = gi < clip ? gi : clip;
+        gi = gi > -clip ? gi : -clip;
         float mi = b1 * m[i] + (1.0f - b1) * gi;
         float vi = b2 * v[i] + (1.0f - b2) * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        x[i] -= step * mi / (sqrtf(vi) + eps);
+        float keep = (float)fin;
+        m[i] = fin ? mi : m[i];
+        v[i] = fin ? vi : v[i];
+        x[i] -= keep * step * mi / (datm_vsqrtf(vi) + eps);
     }
     return bad;
 }
