@@ -138,7 +138,8 @@ static const float *const *phi_f(const whai_chain *c)
 /* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c. */
 static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
                         uint64_t seed, uint32_t purpose, uint64_t step, const double *klw,
-                        datm_encoder_loss *el, datm_tlasgr_report *rep, datm_error *err)
+                        datm_encoder_loss *el, datm_tlasgr_report *rep,
+                        const datm_batch *xb, const datm_train_ctx *xctx, datm_error *err)
 {
     const int L = m->L;
     const int64_t B = X->n_rows;
@@ -146,8 +147,13 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     int rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), NULL, klw, &nz,
                                   m->ws, el, err);
-    if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, NULL, c->grad, NULL, err);
+    /* supervised variants: the extra loss's gradient on theta joins the backward pass */
+    const float *const *dth = NULL;
+    double xloss = 0;
+    if (!rc && m->extra && xb) rc = m->extra(m->extra_user, xb, xctx, m->ws, &dth, &xloss, err);
+    if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, dth, c->grad, NULL, err);
     if (rc) return rc;
+    el->loss += xloss;
     int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
     if (bad)
         return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
@@ -197,7 +203,7 @@ int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *
     datm_tlasgr_report rep;
     memset(&rep, 0, sizeof rep);
     int rc = whai_iterate(m, &m->ch, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
-                          (uint64_t)ctx->iteration, klw, &el, &rep, err);
+                          (uint64_t)ctx->iteration, klw, &el, &rep, b, ctx, err);
     if (rc) return rc;
     memset(st, 0, sizeof *st);
     st->n_layers = m->L;
@@ -281,7 +287,7 @@ static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
     kl_weights(m, m->ch.adam.t + e->draws + 1, klw);
     datm_encoder_loss el;
     rc = whai_iterate(m, &e->ch, &Xb, e->perm, e->seed, DATM_STREAM_EVAL,
-                      ((uint64_t)1 << 30) + (uint64_t)e->draws, klw, &el, NULL, err);
+                      ((uint64_t)1 << 30) + (uint64_t)e->draws, klw, &el, NULL, NULL, NULL, err);
     datm_csr_free(&Xb);
     e->draws++;
     return rc;

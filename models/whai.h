@@ -12,6 +12,15 @@
 /* The WHAI schema (model: section); variants may reuse it as their own. */
 extern const datm_param_schema datm_whai_schema[];
 
+/* Optional extra loss on theta for supervised variants (sdatm): called in step 1 of each
+ * TRAINING iteration (not the evaluation chain) between the encoder's forward and backward.
+ * It reads ws->theta[l] (B, K_l), sets *dtheta to its d(extra loss)/d theta(l) arrays
+ * (1-based, (B, K_l); NULL: no gradient this time) and *loss to the extra loss per document,
+ * which whai adds to the reported loss. The variant sets whai_model.extra after creation. */
+typedef int (*whai_extra_fn)(void *user, const datm_batch *b, const datm_train_ctx *ctx,
+                             const datm_encoder_ws *ws, const float *const **dtheta,
+                             double *loss, datm_error *err);
+
 /* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t). */
 typedef struct whai_chain {
     float          *params;      /* (enc->params.size) encoder weights */
@@ -38,6 +47,8 @@ typedef struct whai_model {
     int              eval_chain;                   /* eval_globals == chain */
     int64_t          eval_thin;
     int              eval_theta_sample;            /* 1: one encoder draw per evaluation draw; 0: mean */
+    whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
+    void            *extra_user;
 } whai_model;
 
 /* What a variant changes; zero-initialised = plain WHAI from the spec. */
