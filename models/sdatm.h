@@ -3,17 +3,18 @@
  * itself: the registry lists sdatm_l.c and sdatm_n.c, which differ only in the classifier
  * head (linear: s = [theta(1..L)]; nonlinear: per-layer g_1 maps and softplus layers).
  *
- * The recipe (engine parts): the WUDVE encoder (engine/encoder) and the gamma belief network
- * decoder with TLASGR-MCMC (engine/decoder), trained as in paper Algorithm 1; the label
- * likelihood y ~ Categorical(softmax(W^T g(s))) with the Bayesian softmax (nn/bayes_softmax)
- * over the feature map (nn/mlp_head). Per mini-batch:
+ * The recipe: a WHAI model (models/whai.h: WUDVE encoder by Adam, topics by TLASGR-MCMC,
+ * paper Algorithm 1) plus the label likelihood y ~ Categorical(softmax(W^T g(s))) with the
+ * Bayesian softmax (nn/bayes_softmax) over the feature map (nn/mlp_head), attached through
+ * WHAI's extra-loss hook. Per mini-batch:
  *   1. encoder forward (one reparameterised theta sample per document), ELBO terms;
  *   2. supervised epochs: head forward with one W ~ q(W) draw, label NLL, KL(q(W)||p(W))/N,
  *      backward to mu, rho, the MLP and d(label loss)/d theta(l), handed to the encoder's
  *      backward as dtheta_extra, so the labels shape the encoder and (through the sampled
  *      theta) the topics;
  *   3. Adam steps on the encoder and the head;
- *   4. theta sampled with the updated encoder, upward augmentation, TLASGR step on Phi(l).
+ *   4. theta sampled with the updated encoder, upward augmentation, TLASGR step on Phi(l)
+ *      (steps 1, 3 (encoder) and 4 are WHAI's; the hook does step 2 and the head's Adam).
  * Epochs < unsup_epochs skip step 2 (the paper trains 100 unsupervised epochs first); the KL
  * terms of theta ramp in over kl_warmup_epochs from the start and the KL of W over as many
  * epochs from the start of the supervised phase (Sonderby et al., paper section IV-B).
@@ -28,39 +29,18 @@
 #define DATM_MODELS_SDATM_H
 
 #include "pipeline/model.h"
+#include "variant_schema.h"
 
 #define SDATM_NOB 1.0, 0.0
-#define SDATM_COMMON_SCHEMA                                                                    \
-    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 1e6, NULL,                             \
-     "widths K_1..K_L of the topic layers (paper's classification runs: 512-256-128-64)"},     \
-    {"hidden", DATM_PARAM_INT_LIST, "[]", 0, 1e6, NULL,                                        \
-     "encoder hidden widths H_l: [] or 0 = K_l (paper)"},                                      \
-    {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,                                      \
-     "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value or one per layer"}, \
-    {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,                                       \
-     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised"},                            \
-    {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,                                     \
-     "Phi entries clamped to >= phi_floor in the simplex projection"},                        \
-    {"count_mode", DATM_PARAM_CHOICE, "sampled", SDATM_NOB, "sampled|expected",                \
-     "augmented counts of the TLASGR step: sampled, or their expectations"},                   \
-    {"downward", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,                                     \
-     "add Phi(l+1) theta(l+1) to the Weibull shape (WHAI; false = IWHAI encoder)"},            \
-    {"shape_per_topic", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,                              \
-     "Weibull shape k per topic (paper) or one per document (authors' code)"},                \
-    {"lambda_is_mean", DATM_PARAM_BOOL, "false", SDATM_NOB, NULL,                              \
-     "the lambda network outputs the Weibull mean (PyDPM) instead of the scale (paper)"},      \
-    {"k_min", DATM_PARAM_REAL, "0.1", 1e-6, 1e6, NULL, "lower clamp of the Weibull shape"},    \
-    {"k_max", DATM_PARAM_REAL, "10", 1e-6, 1e6, NULL, "upper clamp of the Weibull shape"},     \
-    {"u_lo", DATM_PARAM_REAL, "0", 0, 1, NULL, "Weibull noise u ~ U(u_lo, u_hi) (paper: 0)"},  \
-    {"u_hi", DATM_PARAM_REAL, "1", 0, 1, NULL, "Weibull noise u ~ U(u_lo, u_hi) (paper: 1)"},  \
-    {"kl_weight", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,                                    \
-     "weight w_l of KL(l) in the ELBO: [] = 1 (paper), one value or one per layer"},           \
-    {"kl_warmup_epochs", DATM_PARAM_INT, "10", 0, 1e7, NULL,                                   \
-     "KL terms ramp linearly from 0 to their weight over these epochs (theta: from the "      \
-     "start; W: from the first supervised epoch)"},                                            \
-    {"lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the encoder"},         \
-    {"grad_clip", DATM_PARAM_REAL, "0", 0, 1e9, NULL,                                          \
-     "element-wise gradient clip of both Adam optimisers (0 = none)"},                         \
+/* WHAI's schema edits shared by both variants (variant_schema_build). */
+#define SDATM_SCHEMA_EDITS                                                                     \
+    {"kl_warmup_epochs", "10",                                                                 \
+     "KL terms ramp linearly from 0 to their weight over this many epochs: those of theta "   \
+     "from the start, KL(q(W) || p(W)) from the first supervised epoch (paper sec. IV-B, "     \
+     "after Sonderby et al.; length not given)"},                                              \
+    {"eval_globals", "fixed", NULL}
+/* Keys of the supervised part (both variants). */
+#define SDATM_EXTRA_SCHEMA                                                                     \
     {"classifier", DATM_PARAM_CHOICE, "bayes-softmax", SDATM_NOB, "bayes-softmax|logreg",      \
      "bayes-softmax: sDATM (labels in the ELBO); logreg: unsupervised DATM + logistic "       \
      "regression on theta features (the tables' DATM baseline)"},                             \
@@ -78,10 +58,8 @@
     {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"}, \
     {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,                                        \
      "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"},                   \
-    {"update_phi_supervised", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,                        \
-     "keep sampling Phi by TLASGR during the supervised epochs (paper)"},                      \
-    {"feature_samples", DATM_PARAM_INT, "20", 0, 1e6, NULL,                                    \
-     "logreg: theta draws averaged into each document's features (0 = posterior mean)"},       \
+    {"feature_samples", DATM_PARAM_INT, "0", 0, 1e6, NULL,                                     \
+     "logreg: theta draws averaged into each document's features (0 = the posterior mean)"},  \
     {"logreg_transform", DATM_PARAM_CHOICE, "log1p", SDATM_NOB, "raw|log1p|prop",              \
      "logreg: feature transform of theta before standardising"},                               \
     {"logreg_folds", DATM_PARAM_INT, "5", 2, 100, NULL, "logreg: cross-validation folds"},     \

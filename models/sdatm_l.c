@@ -3,10 +3,20 @@
  * (after the head_transform), W with a Gaussian variational posterior. The implementation is
  * shared with sdatm-n (models/sdatm.c); this file is the variant's schema and ops. */
 #include "sdatm.h"
+#include "whai.h"
 
-static const datm_param_schema sdatm_l_schema[] = {
-    SDATM_COMMON_SCHEMA,
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static datm_param_schema sdatm_l_schema[VARIANT_SCHEMA_CAP];
+
+/* WHAI's keys (models/whai.c) with sDATM's defaults, plus the supervised keys (sdatm.h). */
+__attribute__((constructor)) static void sdatm_l_schema_init(void)
+{
+    static const variant_schema_edit edits[] = {SDATM_SCHEMA_EDITS};
+    static const datm_param_schema extra[] = {
+        SDATM_EXTRA_SCHEMA,
+        {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    variant_schema_build(sdatm_l_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
+                         (int)DATM_COUNTOF(edits), extra);
+}
 
 extern const datm_model_ops datm_model_sdatm_l;
 

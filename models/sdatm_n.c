@@ -4,14 +4,24 @@
  * the Bayesian softmax. The implementation is shared with sdatm-l (models/sdatm.c); this file
  * is the variant's schema and ops. */
 #include "sdatm.h"
+#include "whai.h"
 
-static const datm_param_schema sdatm_n_schema[] = {
-    SDATM_COMMON_SCHEMA,
-    {"head_hidden", DATM_PARAM_INT_LIST, "[400, 200]", 1, 1e6, NULL,
-     "widths of the softplus layers of g_2 (paper: a1 = 400, a2 = 200; at most 4)"},
-    {"head_g1", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
-     "per-layer maps g_1(l)(theta(l)) = softplus(W theta(l) + b), W (K_l, K_l) (paper)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+static datm_param_schema sdatm_n_schema[VARIANT_SCHEMA_CAP];
+
+/* WHAI's keys (models/whai.c) with sDATM's defaults, plus the supervised keys (sdatm.h). */
+__attribute__((constructor)) static void sdatm_n_schema_init(void)
+{
+    static const variant_schema_edit edits[] = {SDATM_SCHEMA_EDITS};
+    static const datm_param_schema extra[] = {
+        SDATM_EXTRA_SCHEMA,
+        {"head_hidden", DATM_PARAM_INT_LIST, "[400, 200]", 1, 1e6, NULL,
+         "widths of the softplus layers of g_2 (paper: a1 = 400, a2 = 200; at most 4)"},
+        {"head_g1", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
+         "per-layer maps g_1(l)(theta(l)) = softplus(W theta(l) + b), W (K_l, K_l) (paper)"},
+        {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    variant_schema_build(sdatm_n_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
+                         (int)DATM_COUNTOF(edits), extra);
+}
 
 extern const datm_model_ops datm_model_sdatm_n;
 
