@@ -42,7 +42,7 @@ static void usage(FILE *f)
     for (const datm_cli_command *c = commands; c->name; c++)
         fprintf(f, "  %-14s %s\n", c->name, c->summary);
     fprintf(f, "\nRun 'datm COMMAND --help' for the options of a command.\n"
-               "datm %s (%s)\n", DATM_VERSION, DATM_GIT_COMMIT);
+               "datm %s (%s)\n", datm_version_string(), datm_git_commit());
 }
 
 int main(int argc, char **argv)
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
         return DATM_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("datm %s (%s)\n", DATM_VERSION, DATM_GIT_COMMIT);
+        printf("datm %s (%s)\n", datm_version_string(), datm_git_commit());
         return DATM_EXIT_OK;
     }
     for (const datm_cli_command *c = commands; c->name; c++)

@@ -11,6 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* ---- version (generated at build time) ---- */
+const char *datm_version_string(void);   /* e.g. "0.1.0" */
+const char *datm_git_commit(void);       /* short commit of the source tree, or "unknown" */
+int         datm_git_dirty(void);        /* 1 uncommitted changes, 0 clean, -1 unknown */
+
 /* ---- status codes ---- */
 typedef enum {
     DATM_OK = 0,

@@ -327,7 +327,7 @@ static int write_readme(datm_cb_state *s, const split_out *tr, const split_out *
     base = (base && base[1]) ? base + 1 : o->out_dir;
     fprintf(f, "# %s: built by `datm corpus build`\n\n", base);
     fprintf(f, "Built from `%s` (format `%s`) by datm %s. Every number below is from this run.\n\n",
-            o->input, datm_text_format_name(o->format), DATM_VERSION);
+            o->input, datm_text_format_name(o->format), datm_version_string());
     fprintf(f, "## Command\n```\ndatm corpus build --format %s --input %s --out %s", datm_text_format_name(o->format),
             o->input, o->out_dir);
     if (o->cats_path) fprintf(f, " --cats %s", o->cats_path);

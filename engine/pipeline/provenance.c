@@ -50,9 +50,11 @@ int datm_provenance_write(datm_h5 *root, const datm_spec *spec, const datm_run_o
     snprintf(blas, sizeof blas, "%s", openblas_get_config());
 
     const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
-    int rc = datm_h5_attr_str(root, DATM_ATTR_VERSION, DATM_VERSION, err);
-    if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_COMMIT, DATM_GIT_COMMIT, err);
-    if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_DIRTY, "unknown", err);
+    int rc = datm_h5_attr_str(root, DATM_ATTR_VERSION, datm_version_string(), err);
+    if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_COMMIT, datm_git_commit(), err);
+    if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_DIRTY,
+                                               datm_git_dirty() < 0 ? "unknown"
+                                               : datm_git_dirty() ? "dirty" : "clean", err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_CREATED, now, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_HEARTBEAT, now, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_STATUS, DATM_STATUS_RUNNING, err);
