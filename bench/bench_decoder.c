@@ -6,9 +6,10 @@
  * the CPU time is the cost), microseconds per document-sweep and tokens per second.
  *   bench_decoder [layers, e.g. 128,64,32] [repeats]
  * Test time per document of a trained model (the paper's "test time", S draws of theta):
- *   bench_decoder --test-time RUN/result.h5 [S = 3000] [burn-in = 100]
+ *   bench_decoder --test-time RUN/result.h5 [S = 3000] [burn-in = 100] [docs = all]
  * reads /model/phi_l and /model/r of a dlda-* result, and times burn-in + S Gibbs sweeps of
- * every 20news_2000 test document's theta on its observed part with the globals fixed.
+ * the (first `docs`) 20news_2000 test documents' theta on their observed part with the
+ * globals fixed; the cost is linear in the documents, so per-document figures carry over.
  * Never passes or fails. */
 #include <omp.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ static int parse_layers(const char *s, int64_t *K)
     return L;
 }
 
-static int test_time(const char *path, int S, int burn)
+static int test_time(const char *path, int S, int burn, int64_t ndocs)
 {
     datm_error err;
     char dir[512];
@@ -45,6 +46,15 @@ static int test_time(const char *path, int S, int burn)
     if (datm_dataset_resolve("20news_2000", dir, sizeof dir, &err) ||
         datm_corpus_load(dir, "test_obs", &c, &err))
         die(&err);
+    if (ndocs > 0 && ndocs < c.X.n_rows) {
+        datm_csr sub;
+        int64_t *rows = malloc((size_t)ndocs * sizeof(int64_t));
+        for (int64_t i = 0; i < ndocs; i++) rows[i] = i;
+        if (datm_csr_select_rows(&c.X, rows, ndocs, &sub, &err)) die(&err);
+        free(rows);
+        datm_csr_free(&c.X);
+        c.X = sub;
+    }
     datm_h5 *f = NULL, *m = NULL;
     if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, "model", 0, &m, &err)) die(&err);
     int64_t K[DATM_GBN_MAX_LAYERS + 1] = {c.X.n_cols};
@@ -100,7 +110,8 @@ static int test_time(const char *path, int S, int burn)
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "--test-time") == 0)
-        return test_time(argv[2], argc > 3 ? atoi(argv[3]) : 3000, argc > 4 ? atoi(argv[4]) : 100);
+        return test_time(argv[2], argc > 3 ? atoi(argv[3]) : 3000, argc > 4 ? atoi(argv[4]) : 100,
+                         argc > 5 ? atoll(argv[5]) : 0);
     int64_t K[DATM_GBN_MAX_LAYERS + 1];
     int L = parse_layers(argc > 1 ? argv[1] : "128,64,32", K);
     int reps = argc > 2 ? atoi(argv[2]) : 3;
