@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "nn/mlp_head.h"
@@ -67,7 +68,7 @@ static void lr_prebuild(lr_problem *pb);
 static void lr_standardise(const lr_problem *pb, int64_t first, int64_t nb, double *out)
 {
     const int64_t dc = pb->d + pb->fit_bias;
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for schedule(static) if (nb * dc >= 65536)
     for (int64_t i = 0; i < nb; i++) {
         const float *x = pb->X + lr_row(pb, first + i) * pb->d;
         double *o = out + i * dc;
@@ -120,7 +121,7 @@ static double lr_eval(lr_problem *pb, const double *w, double *grad)
         const double *xb = lr_block(pb, first, nb);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, c, (int)dc, 1.0,
                     xb, (int)dc, w, c, 0.0, pb->z, c);
-        #pragma omp parallel for schedule(static)
+        #pragma omp parallel for schedule(static) if (nb * c >= 65536)
         for (int64_t i = 0; i < nb; i++) {
             double *z = pb->z + i * c;
             int yi = pb->y[lr_row(pb, first + i)];
@@ -432,14 +433,11 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
     int64_t *cls_seen = datm_alloc_array((size_t)c, sizeof(int64_t), err);
     int64_t *cls_kept = datm_alloc_array((size_t)c, sizeof(int64_t), err);
     int32_t *fold = datm_alloc_array((size_t)n, sizeof(int32_t), err);
-    int64_t *tr_rows = datm_alloc_array((size_t)n, sizeof(int64_t), err);
-    int64_t *va_rows = datm_alloc_array((size_t)n, sizeof(int64_t), err);
-    double *wf = datm_alloc_array((size_t)(kf * (d + 1) * c), sizeof(double), err);
     int64_t *va_err = datm_alloc_array((size_t)nl, sizeof(int64_t), err);
     double *va_ll = datm_alloc_array((size_t)nl, sizeof(double), err);
     lr_problem pb;
     memset(&pb, 0, sizeof pb);
-    if (!cls_n || !cls_seen || !cls_kept || !fold || !tr_rows || !va_rows || !wf || !va_err || !va_ll) {
+    if (!cls_n || !cls_seen || !cls_kept || !fold || !va_err || !va_ll) {
         st = DATM_E_NOMEM;
         goto done;
     }
@@ -458,54 +456,77 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
         n_cv++;
     }
     if ((st = lr_model_init(out, X, n, d, c, p, err))) goto done;
-    if ((st = lr_problem_init(&pb, X, y, tr_rows, 0, d, c, out->fit_bias,
-                              p->standardize ? out->mean : NULL,
-                              p->standardize ? out->scale : NULL, 0, n_cv, err)))
-        goto done;
 
-    /* Path from the largest lambda down, warm-starting each fold from its previous solution. */
+    /* Path from the largest lambda down, each fold warm-started from its previous solution.
+     * Folds run in parallel (one thread each, BLAS single-threaded: no nested threads), their
+     * counts summed in fold order afterwards, so the result does not depend on threads. */
     int *order = (int *)datm_alloc_array((size_t)nl, sizeof(int), err);
-    if (!order) { st = DATM_E_NOMEM; goto done; }
+    int64_t *fe = datm_alloc_array((size_t)(kf * nl), sizeof(int64_t), err);
+    double *fll = datm_alloc_array((size_t)(kf * nl), sizeof(double), err);
+    int *fst = (int *)datm_alloc_array((size_t)kf, sizeof(int), err);
+    if (!order || !fe || !fll || !fst) {
+        datm_free(order); datm_free(fe); datm_free(fll); datm_free(fst);
+        st = DATM_E_NOMEM;
+        goto done;
+    }
     for (int i = 0; i < nl; i++) order[i] = i;
     for (int i = 1; i < nl; i++)   /* insertion sort, descending lambda */
         for (int j = i; j > 0 && lams[order[j]] > lams[order[j - 1]]; j--) {
             int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
         }
     const int64_t P = (d + out->fit_bias) * c;
+    const int nt = DATM_MIN(omp_get_max_threads(), kf);
+    const int blas_threads = openblas_get_num_threads();
+    if (nt > 1) openblas_set_num_threads(1);
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int f = 0; f < kf; f++) {
-        int64_t ntr = 0;
-        for (int64_t i = 0; i < n; i++) if (fold[i] >= 0 && fold[i] != f) tr_rows[ntr++] = i;
-        lr_init_bias(wf + f * P, d, c, out->fit_bias, y, tr_rows, ntr);
-    }
-    for (int li = 0; li < nl; li++) {
-        int l = order[li];
-        for (int f = 0; f < kf; f++) {
-            int64_t ntr = 0, nva = 0;
-            for (int64_t i = 0; i < n; i++) {
-                if (fold[i] < 0) continue;
-                if (fold[i] == f) va_rows[nva++] = i; else tr_rows[ntr++] = i;
-            }
-            pb.rows = tr_rows;
-            pb.n = ntr;
-            pb.lambda = lams[l];
-            if (ntr == 0 || nva == 0) continue;
-            lr_prebuild(&pb);
-            if (lr_lbfgs(&pb, wf + f * P, p->max_iter, p->tol, NULL, err) < 0) {
-                datm_free(order);
-                st = DATM_E_NOMEM;
-                goto done;
-            }
-            int64_t e;
-            double ll;
-            lr_validate(&pb, wf + f * P, va_rows, nva, &e, &ll);
-            va_err[l] += e;
-            va_ll[l] += ll;
+        datm_error ferr = {0};
+        int64_t *rows = datm_alloc_array((size_t)n, sizeof(int64_t), &ferr);
+        int64_t *va = datm_alloc_array((size_t)n, sizeof(int64_t), &ferr);
+        double *w = datm_alloc_array((size_t)P, sizeof(double), &ferr);
+        lr_problem fp;
+        memset(&fp, 0, sizeof fp);
+        int64_t ntr = 0, nva = 0;
+        if (!rows || !va || !w) fst[f] = DATM_E_NOMEM;
+        for (int64_t i = 0; i < n && !fst[f]; i++) {
+            if (fold[i] < 0) continue;
+            if (fold[i] == f) va[nva++] = i; else rows[ntr++] = i;
         }
-        if (p->verbose)
-            datm_info("logreg cv: lambda %.9g error %.9g logloss %.9g", lams[l],
-                      (double)va_err[l] / (double)n_cv, va_ll[l] / (double)n_cv);
+        if (!fst[f] && ntr > 0 && nva > 0) {
+            fst[f] = lr_problem_init(&fp, X, y, rows, ntr, d, c, out->fit_bias,
+                                     p->standardize ? out->mean : NULL,
+                                     p->standardize ? out->scale : NULL, 0, ntr, &ferr);
+            if (!fst[f]) lr_init_bias(w, d, c, out->fit_bias, y, rows, ntr);
+            for (int li = 0; li < nl && !fst[f]; li++) {
+                int l = order[li];
+                fp.lambda = lams[l];
+                if (lr_lbfgs(&fp, w, p->max_iter, p->tol, NULL, &ferr) < 0) {
+                    fst[f] = DATM_E_NOMEM;
+                    break;
+                }
+                lr_validate(&fp, w, va, nva, &fe[f * nl + l], &fll[f * nl + l]);
+            }
+        }
+        lr_problem_free(&fp);
+        datm_free(rows);
+        datm_free(va);
+        datm_free(w);
     }
-    datm_free(order);
+    if (nt > 1) openblas_set_num_threads(blas_threads);
+    for (int f = 0; f < kf; f++) {
+        if (fst[f] && !st) st = datm_error_set(err, fst[f], "logreg: cross-validation fold %d "
+                                               "failed (out of memory)", f);
+        for (int l = 0; l < nl; l++) {
+            va_err[l] += fe[f * nl + l];
+            va_ll[l] += fll[f * nl + l];
+        }
+    }
+    if (p->verbose)
+        for (int li = 0; li < nl; li++)
+            datm_info("logreg cv: lambda %.9g error %.9g logloss %.9g", lams[order[li]],
+                      (double)va_err[order[li]] / (double)n_cv, va_ll[order[li]] / (double)n_cv);
+    datm_free(order); datm_free(fe); datm_free(fll); datm_free(fst);
+    if (st) goto done;
     int best = 0;
     for (int l = 1; l < nl; l++) {
         if (va_err[l] < va_err[best] ||
@@ -541,7 +562,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
 done:
     lr_problem_free(&pb);
     datm_free(cls_n); datm_free(cls_seen); datm_free(cls_kept); datm_free(fold);
-    datm_free(tr_rows); datm_free(va_rows); datm_free(wf); datm_free(va_err); datm_free(va_ll);
+    datm_free(va_err); datm_free(va_ll);
     if (st) datm_logreg_free(out);
     return st;
 }
