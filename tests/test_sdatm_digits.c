@@ -1,0 +1,184 @@
+/* ctest-labels: e2e  ctest-timeout: 600 */
+/* tests/test_sdatm_digits.c: sdatm-l and sdatm-n end to end through the plugin contract on the
+ * real `digits` set (1,442 training / 355 test 8x8 images; $DATM_DATA/digits, skipped when
+ * absent): a short run (unsupervised epochs, then supervised ones) must
+ *  1. classify the test images far better than chance (error < 0.25; chance is 0.90 for
+ *     ten balanced classes, and a model whose label gradient or head were broken stays near
+ *     it: the error after the unsupervised epochs alone is checked to be > 0.5);
+ *  2. give bit-identical class probabilities after save -> load into a fresh model;
+ *  3. give probabilities that sum to 1 for every document.
+ * Also runs the unsupervised DATM + logistic regression baseline (classifier: logreg) and
+ * checks it beats chance the same way. The run is small (layers 32-16, 40 epochs of
+ * mini-batches of 50, k_min 1, label_weight 10), so this is a smoke test of the whole path, not of the paper's
+ * numbers (those are the `regression`/`slow` pipelines). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "eval/classify.h"
+#include "io/h5.h"
+#include "pipeline/pipeline.h"
+
+static int fails;
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
+
+static const char *SPEC =
+    "name: t\nseed: 3\ndata:\n  dataset: digits\nmodel:\n  variant: %s\n  layers: [32, 16]\n"
+    "  unsup_epochs: %d\n  kl_warmup_epochs: 2\n  k_min: 1\n  label_weight: 10\n  classifier: %s\n"
+    "train:\n  epochs: %d\n  batch_size: 50\n";
+
+typedef struct run {
+    datm_spec   spec;
+    datm_model *m;
+    datm_run_info info;
+} run;
+
+static int make(run *r, const char *variant, const char *classifier, int unsup, int epochs,
+                const datm_corpus *tr)
+{
+    char text[1024];
+    snprintf(text, sizeof text, SPEC, variant, unsup, classifier, epochs);
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_error err = {0};
+    if (datm_spec_load_text(text, "test", NULL, 0, &cat, &r->spec, &err)) {
+        fprintf(stderr, "spec: %s\n", err.msg);
+        return 1;
+    }
+    const int64_t B = 50, N = tr->X.n_rows, bpe = (N + B - 1) / B;
+    datm_run_info info = {.n_train = N, .n_vocab = tr->X.n_cols, .n_classes = tr->n_classes,
+                          .batch_size = B, .epochs = epochs, .total_iters = bpe * epochs,
+                          .seed = 3, .threads = 2, .train = &tr->X, .train_labels = tr->labels};
+    r->info = info;
+    if (r->spec.ops->create(datm_spec_section(&r->spec, DATM_SEC_MODEL), &r->info, &r->m, &err)) {
+        fprintf(stderr, "create: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+static int train_epochs(run *r, const datm_corpus *tr, int64_t e0, int64_t e1, int64_t *iter)
+{
+    const int64_t B = 50, N = tr->X.n_rows;
+    datm_error err = {0};
+    datm_batch_iter it;
+    datm_batch_iter_init(&it, N, B, 3, 1, 0, &err);
+    datm_batch_iter_seek(&it, e0, 0);
+    int32_t lab[50];
+    for (int64_t e = e0; e < e1; e++)
+        for (;;) {
+            const int64_t *rows;
+            int64_t n = datm_batch_iter_next(&it, &rows);
+            if (n == 0) break;
+            datm_csr X = {0};
+            datm_csr_select_rows(&tr->X, rows, n, &X, &err);
+            for (int64_t i = 0; i < n; i++) lab[i] = tr->labels[rows[i]];
+            datm_batch b = {&X, rows, lab};
+            datm_train_ctx ctx = {++*iter, e, 3, (double)N / (double)B};
+            datm_train_stats st;
+            int rc = r->m->ops->train_batch(r->m, &b, &ctx, &st, &err);
+            datm_csr_free(&X);
+            if (rc) {
+                fprintf(stderr, "train: %s\n", err.msg);
+                datm_batch_iter_free(&it);
+                return 1;
+            }
+        }
+    datm_batch_iter_free(&it);
+    return 0;
+}
+
+static double test_error(run *r, const datm_corpus *te, int ns, float *probs)
+{
+    datm_error err = {0};
+    int32_t *pred = malloc(sizeof(int32_t) * (size_t)te->X.n_rows);
+    if (r->m->ops->predict(r->m, &te->X, 11, ns, probs, &err)) {
+        fprintf(stderr, "predict: %s\n", err.msg);
+        free(pred);
+        return NAN;
+    }
+    datm_argmax_rows(probs, te->X.n_rows, te->n_classes, pred);
+    double e = datm_error_rate(te->labels, pred, te->X.n_rows);
+    free(pred);
+    return e;
+}
+
+int main(void)
+{
+    const char *data = getenv("DATM_DATA");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
+    datm_corpus tr, te;
+    datm_error err = {0};
+    if (datm_corpus_load(dir, "train", &tr, &err) || datm_corpus_load(dir, "test", &te, &err)) {
+        printf("skipped: digits not found (%s)\n", err.msg);
+        return 77;
+    }
+    const int64_t NT = te.X.n_rows, C = te.n_classes;
+    float *p1 = malloc(sizeof(float) * (size_t)(NT * C)), *p2 = malloc(sizeof(float) * (size_t)(NT * C));
+    const char *variants[2] = {"sdatm-l", "sdatm-n"};
+    for (int v = 0; v < 2; v++) {
+        run r;
+        memset(&r, 0, sizeof r);
+        int64_t iter = 0;
+        if (make(&r, variants[v], "bayes-softmax", 10, 40, &tr)) return 1;
+        if (train_epochs(&r, &tr, 0, 10, &iter)) return 1;
+        double e_unsup = test_error(&r, &te, 5, p1);
+        if (train_epochs(&r, &tr, 10, 40, &iter)) return 1;
+        double e = test_error(&r, &te, 20, p1);
+        printf("%s: test error %.4f after 10 unsupervised epochs, %.4f after 30 supervised ones\n",
+               variants[v], e_unsup, e);
+        CHECK(e_unsup > 0.5);
+        CHECK(e < 0.25);
+        double worst = 0;
+        for (int64_t i = 0; i < NT; i++) {
+            double s = 0;
+            for (int64_t c = 0; c < C; c++) s += p1[i * C + c];
+            worst = fmax(worst, fabs(s - 1));
+        }
+        CHECK(worst < 1e-4);
+
+        /* save -> load into a fresh model -> identical predictions */
+        char path[256];
+        snprintf(path, sizeof path, "test_sdatm_digits_%d.h5", v);
+        datm_h5 *f = NULL;
+        CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
+        CHECK(r.m->ops->save(r.m, f, &err) == DATM_OK);
+        datm_h5_close(&f);
+        run r2;
+        memset(&r2, 0, sizeof r2);
+        if (make(&r2, variants[v], "bayes-softmax", 10, 40, &tr)) return 1;
+        CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+        if (r2.m->ops->load(r2.m, f, &err)) { fprintf(stderr, "load: %s\n", err.msg); fails++; }
+        datm_h5_close(&f);
+        remove(path);
+        double e2 = test_error(&r2, &te, 20, p2);
+        CHECK(e2 == e);
+        CHECK(memcmp(p1, p2, sizeof(float) * (size_t)(NT * C)) == 0);
+        r.m->ops->destroy(r.m);
+        r2.m->ops->destroy(r2.m);
+        datm_spec_free(&r.spec);
+        datm_spec_free(&r2.spec);
+    }
+    /* the unsupervised baseline: DATM + logistic regression on posterior-mean features */
+    {
+        run r;
+        memset(&r, 0, sizeof r);
+        int64_t iter = 0;
+        if (make(&r, "sdatm-l", "logreg", 40, 40, &tr)) return 1;
+        if (train_epochs(&r, &tr, 0, 40, &iter)) return 1;
+        double e = test_error(&r, &te, 1, p1);
+        printf("DATM + logistic regression: test error %.4f\n", e);
+        CHECK(e < 0.25);
+        r.m->ops->destroy(r.m);
+        datm_spec_free(&r.spec);
+    }
+    free(p1);
+    free(p2);
+    datm_corpus_free(&tr);
+    datm_corpus_free(&te);
+    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
+    printf("sdatm on digits: ok\n");
+    return 0;
+}
