@@ -54,6 +54,8 @@ const datm_param_schema datm_whai_schema[] = {
     {"kl_weight", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
      "KL weights w_l: [] = 1 (paper), one value for all layers, or one per layer "
      "(reference codes: 0.05, or 0.1/0.01/0.001)"},
+    {"top_shape", DATM_PARAM_REAL, "1", 1e-6, 1e6, NULL,
+     "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01)"},
     {"kl_warmup_epochs", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "ramp the KL weights linearly from 0 to w_l over this many epochs (0 = off)"},
     {"lr", DATM_PARAM_REAL, "1e-3", 1e-12, 10, NULL, "Adam learning rate of the encoder"},
@@ -496,6 +498,7 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     eo.u_hi = datm_config_real(cfg, "u_hi");
     eo.init_sd = datm_config_real(cfg, "init_sd");
     eo.init_bias = datm_config_real(cfg, "init_bias");
+    eo.top_shape = datm_config_real(cfg, "top_shape");
     if (v->family) eo.family = v->family;
     if (!rc) rc = datm_encoder_create(&eo, info->seed, &m->enc, err);
     if (!rc) {
