@@ -1,0 +1,194 @@
+#!/bin/bash
+# pipelines/classification.sh: runs pipelines/classification.yaml (issue 7: paper Tables 3-4 and
+# Fig. "classification") and writes
+#   OUT/classification.md      our test error rates (and test time per document) beside the
+#                              paper's, with each run's structure, epochs and overrides
+#   OUT/error_depth_width.png  sDATM-N test error vs depth, one line per first-layer width
+#                              (+ .svg, and the .dat/.gp to restyle it)
+# usage: pipelines/classification.sh [PIPELINE.yaml] [--datm PATH] [--out DIR] [--only REGEX]
+#                                    [--dry] [--report-only]
+#   --only REGEX   run only the table rows / sweep points whose id matches (report lists all)
+#   --dry          print the commands only
+#   --report-only  run nothing; build the report from the runs that exist
+# A run with OUT/<id>/result.h5 (COMPLETED) is not run again, so the script can be stopped and
+# restarted. Each run's wall time goes to OUT/<id>/wall_s. Needs gnuplot for the figure.
+set -u
+PIPE=pipelines/classification.yaml
+DATM=${DATM_BIN:-build/datm}
+OUT=""
+ONLY=""
+DRY=0
+REPORT_ONLY=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --datm) DATM=$2; shift 2 ;;
+        --out) OUT=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
+        --dry) DRY=1; shift ;;
+        --report-only) REPORT_ONLY=1; shift ;;
+        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        *) PIPE=$1; shift ;;
+    esac
+done
+[ -f "$PIPE" ] || { echo "classification: no pipeline file $PIPE" >&2; exit 2; }
+
+# ---- reading the pipeline file (top-level scalars, "- {k: v, ...}" rows, sweep: block) ----
+scalar() { awk -v k="$1" '$0 ~ "^" k ":" {sub("^" k ": *", ""); print; exit}' "$PIPE"; }
+rows() { awk '/^[a-z_]+:/ {s = $1} s == "runs:" && /^ *- *\{/ {print}' "$PIPE"; }
+sweep_key() {
+    awk -v k="$1" '/^[a-z_]+:/ {s = $1} s == "sweep:" && $1 == k ":" {sub("^ *" k ": *", ""); print; exit}' "$PIPE"
+}
+field() {   # value of key $2 in the flow mapping $1 (values may be quoted; no ", key: " inside)
+    echo "$1" | sed 's/^ *- *{//; s/} *$//; s/, *\([a-z_][a-z_0-9]*\): /\n\1: /g' |
+        awk -v k="$2" '{sub(/^ +/, "")} index($0, k ": ") == 1 {sub(k ": *", ""); gsub(/^"|"$/, ""); print; exit}'
+}
+[ -n "$OUT" ] || OUT=$(scalar out)
+[ -n "$OUT" ] || OUT=results/classification
+COMMON=$(scalar common)
+mkdir -p "$OUT"
+
+# ---- running ----
+run_one() {   # id spec overrides...
+    local id=$1 spec=$2
+    shift 2
+    if [ -n "$ONLY" ] && ! echo "$id" | grep -Eq "$ONLY"; then return 0; fi
+    if [ -f "$OUT/$id/result.h5" ]; then echo "[$id] done already"; return 0; fi
+    # shellcheck disable=SC2086
+    echo "[$id] $DATM run $spec $COMMON $* -o $OUT/$id"
+    [ "$DRY" = 1 ] && return 0
+    local t0 t1
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    if "$DATM" run "$spec" $COMMON "$@" -o "$OUT/$id" --quiet; then
+        t1=$(date +%s.%N)
+        awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", b - a}' > "$OUT/$id/wall_s"
+    else
+        echo "[$id] FAILED (see $OUT/$id/run.log)" >&2
+    fi
+}
+
+sweep_layers() {   # width depth -> "[w,w/2,...]"
+    awk -v w="$1" -v d="$2" 'BEGIN {s = "["; for (l = 0; l < d; l++) {v = int(w / 2 ^ l); if (v < 1) v = 1; s = s (l ? "," : "") v} print s "]"}'
+}
+
+if [ "$REPORT_ONLY" = 0 ]; then
+    while IFS= read -r r; do
+        # shellcheck disable=SC2046
+        run_one "$(field "$r" id)" "$(field "$r" spec)" $(field "$r" set)
+    done < <(rows)
+    SPEC=$(sweep_key spec)
+    for w in $(sweep_key widths); do
+        for d in $(sweep_key depths); do
+            # shellcheck disable=SC2046
+            run_one "sweep_w${w}_d${d}" "$SPEC" $(sweep_key set) "model.layers=$(sweep_layers "$w" "$d")"
+        done
+    done
+fi
+[ "$DRY" = 1 ] && exit 0
+
+# ---- the report ----
+metric() {   # run dir, metric name -> value (empty when absent)
+    [ -f "$1/result.h5" ] || return 0
+    "$DATM" compare "$1" --format csv 2>/dev/null | awk -F, -v m="$2" '
+        NR == 1 {for (i = 1; i <= NF; i++) if ($i == m) c = i; next}
+        NR == 2 && c {print $c}'
+}
+pct() { [ -n "$1" ] && awk -v x="$1" 'BEGIN {printf "%.2f", 100 * x}' || echo "n/a"; }
+test_time() {   # s per document of the prediction pass, from run.log
+    [ -f "$1/run.log" ] || { echo "n/a"; return; }
+    sed -n 's/.*predict: .*(\([0-9.e+-]*\) s per document).*/\1/p' "$1/run.log" | tail -1 | grep . || echo "n/a"
+}
+resolved() {   # run dir, key (a.b) -> value in spec.resolved.yaml
+    [ -f "$1/spec.resolved.yaml" ] || return 0
+    awk -v k="$2" 'BEGIN {split(k, p, ".")} /^[a-z_]+:/ {s = $1; sub(":", "", s)}
+        s == p[1] && $1 == p[2] ":" {sub("^ *" p[2] ": *", ""); print; exit}' "$1/spec.resolved.yaml"
+}
+
+MD="$OUT/classification.md"
+{
+    echo "# Classification (issue 7): test error rates, ours beside the paper's"
+    echo
+    echo "Pipeline \`$PIPE\`, common overrides: \`$COMMON\`. Error = test error of the model's own"
+    echo "prediction (sDATM: p(y|x) averaged over 50 joint draws of theta and W, paper eq. prediction)"
+    echo "or of the logistic regression on DATM's posterior-mean theta (DATM + LR). Test time = wall"
+    echo "time of the prediction pass per test document (50 draws; n/a for DATM + LR, whose pass"
+    echo "includes fitting the regression). Paper: Table 3 (MNIST) and Table 4 (20News, IMDB)."
+    echo
+    echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | test s/doc | wall s | overrides |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    while IFS= read -r r; do
+        id=$(field "$r" id)
+        d="$OUT/$id"
+        status="not run"
+        [ -f "$d/result.h5" ] && status=ok
+        [ -f "$d/result.h5.part" ] && [ ! -f "$d/result.h5" ] && status="unfinished"
+        err=$(metric "$d" error_rate)
+        tt="n/a"
+        [ "$(field "$r" model)" != "DATM + LR" ] && tt=$(test_time "$d")
+        ntr=$(resolved "$d" data.train_docs)
+        [ "$ntr" = 0 ] && ntr=all
+        echo "| $(field "$r" data) | $(field "$r" model) | $(resolved "$d" model.layers) |" \
+             "$(resolved "$d" train.epochs) ($(resolved "$d" model.unsup_epochs)) | ${ntr:-} |" \
+             "$( [ $status = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) | $tt |" \
+             "$(cat "$d/wall_s" 2>/dev/null || echo n/a) | \`$(field "$r" set)\` |"
+    done < <(rows)
+    echo
+    echo "## sDATM-N error vs depth and width (digits)"
+    echo
+    echo "Spec \`$(sweep_key spec)\` with \`$(sweep_key set)\`; layer l has width w / 2^(l-1)."
+    echo
+    printf "| width \\\\ depth |"
+    for dd in $(sweep_key depths); do printf " %s |" "$dd"; done
+    echo
+    printf "| --- |"
+    for dd in $(sweep_key depths); do printf " --- |"; done
+    echo
+    for w in $(sweep_key widths); do
+        printf "| %s |" "$w"
+        for dd in $(sweep_key depths); do printf " %s |" "$(pct "$(metric "$OUT/sweep_w${w}_d${dd}" error_rate)")"; done
+        echo
+    done
+} > "$MD"
+echo "classification: wrote $MD"
+
+# ---- the figure ----
+DAT="$OUT/error_depth_width.dat"
+{
+    printf "# depth"
+    for w in $(sweep_key widths); do printf " w%s" "$w"; done
+    echo "   (test error %, NaN = not run)"
+    for dd in $(sweep_key depths); do
+        printf "%s" "$dd"
+        for w in $(sweep_key widths); do
+            e=$(metric "$OUT/sweep_w${w}_d${dd}" error_rate)
+            printf " %s" "$( [ -n "$e" ] && pct "$e" || echo NaN)"
+        done
+        echo
+    done
+} > "$DAT"
+GP="$OUT/error_depth_width.gp"
+{
+    echo "# sDATM-N test error vs depth, one line per first-layer width (pipelines/classification.sh)"
+    echo "set xlabel 'depth L (layers)'"
+    echo "set ylabel 'test error (%)'"
+    echo "set title 'sDATM-N on digits: error vs depth and width'"
+    echo "set key top right"
+    echo "set grid"
+    echo "set xtics 1"
+    printf "plot"
+    i=2
+    sep=""
+    for w in $(sweep_key widths); do
+        printf "%s '%s' using 1:%d with linespoints lw 2 title 'width %s'" "$sep" "$(basename "$DAT")" "$i" "$w"
+        sep=","
+        i=$((i + 1))
+    done
+    echo
+} > "$GP"
+if command -v gnuplot >/dev/null; then
+    (cd "$OUT" && gnuplot -e "set terminal pngcairo size 800,560; set output 'error_depth_width.png'" "$(basename "$GP")" &&
+        gnuplot -e "set terminal svg size 800,560; set output 'error_depth_width.svg'" "$(basename "$GP")") &&
+        echo "classification: wrote $OUT/error_depth_width.png"
+else
+    echo "classification: gnuplot not found; $GP left for later" >&2
+fi
