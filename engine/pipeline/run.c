@@ -38,6 +38,8 @@ typedef struct run_ctx {
     /* final metrics; NaN when not measured */
     double ppl, ppl_obs, test_s_per_doc, error_rate;
     const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
+    double macro_f1, predict_s_per_doc;
+    datm_class_report report;  /* confusion matrix and per-class F1 (n_classes 0: none) */
 } run_ctx;
 
 /* ---- small helpers ---- */
@@ -311,6 +313,15 @@ static int features(const datm_model *m, const datm_csr *X, uint64_t seed, int n
     return rc;
 }
 
+/* Confusion matrix, per-class and macro F1 of the test predictions (eval/classify). */
+static int class_report(run_ctx *c, const int32_t *pred, int64_t n, int C, datm_error *err)
+{
+    datm_class_report_free(&c->report);
+    int rc = datm_class_report_compute(c->data.test.labels, pred, n, C, &c->report, err);
+    if (!rc) c->macro_f1 = c->report.macro_f1;
+    return rc;
+}
+
 static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
 {
     const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
@@ -338,6 +349,7 @@ static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
         datm_logreg_predict(&lr, fte, Xte->n_rows, pred);
         c->error_rate = datm_error_rate(c->data.test.labels, pred, Xte->n_rows);
         c->classifier = "logreg";
+        rc = class_report(c, pred, Xte->n_rows, C, err);
         datm_info("evaluate: error rate %.9g of logistic regression (lambda %.3g) on %lld theta "
                   "features of %lld test documents (%.1fs)", c->error_rate, lr.lambda,
                   (long long)d, (long long)Xte->n_rows, datm_time_now() - t0);
@@ -383,11 +395,14 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
         float *probs = datm_alloc_array((size_t)X->n_rows * (size_t)C, sizeof *probs, err);
         int32_t *pred = datm_alloc_array((size_t)(X->n_rows ? X->n_rows : 1), sizeof *pred, err);
         if (!probs || !pred) rc = DATM_E_NOMEM;
+        const double t0 = datm_time_now();
         if (!rc) rc = c->m->ops->predict(c->m, X, es ^ 0x5bd1e995u,
                                          (int)datm_config_int(ec, "predict_samples"), probs, err);
+        if (!rc && X->n_rows) c->predict_s_per_doc = (datm_time_now() - t0) / (double)X->n_rows;
         if (!rc) {
             datm_argmax_rows(probs, X->n_rows, C, pred);
             c->error_rate = datm_error_rate(c->data.test.labels, pred, X->n_rows);
+            rc = class_report(c, pred, X->n_rows, C, err);
             datm_info("evaluate: error rate %.9g on %lld test documents", c->error_rate,
                       (long long)X->n_rows);
         }
@@ -417,6 +432,8 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         if (!rc) rc = write_metric(g, DATM_MET_TEST_S_PER_DOC, c->test_s_per_doc, err);
         if (!rc) rc = write_metric(g, DATM_MET_TRAIN_S, c->st.acc.train_s, err);
         if (!rc) rc = write_metric(g, DATM_MET_ERROR_RATE, c->error_rate, err);
+        if (!rc) rc = write_metric(g, "macro_f1", c->macro_f1, err);
+        if (!rc) rc = write_metric(g, "predict_s_per_doc", c->predict_s_per_doc, err);
         const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
         if (!rc) rc = datm_h5_attr_i64(g, "samples", datm_config_int(ec, "samples"), err);
         if (!rc) rc = datm_h5_attr_i64(g, "burnin", datm_config_int(ec, "burnin"), err);
@@ -424,6 +441,16 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         if (!rc) rc = datm_h5_attr_str(g, "protocol", c->data.protocol, err);
         if (!rc && c->classifier) rc = datm_h5_attr_str(g, "classifier", c->classifier, err);
         if (!rc) rc = datm_h5_attr_i64(g, "eval_docs", c->data.eval_obs.n_rows, err);
+        datm_h5_close(&g);
+    }
+    if (!rc && with_metrics && c->report.n_classes > 0) {
+        /* /classification: confusion (C, C) true x predicted, per-class precision/recall/F1 */
+        const int64_t C = c->report.n_classes, cc[2] = {C, C};
+        rc = datm_h5_group(f, "classification", 1, &g, err);
+        if (!rc) rc = datm_h5_write_i64(g, "confusion", c->report.confusion, 2, cc, err);
+        if (!rc) rc = datm_h5_write_f64(g, "precision", c->report.precision, 1, cc, err);
+        if (!rc) rc = datm_h5_write_f64(g, "recall", c->report.recall, 1, cc, err);
+        if (!rc) rc = datm_h5_write_f64(g, "f1", c->report.f1, 1, cc, err);
         datm_h5_close(&g);
     }
     if (!rc) rc = datm_h5_group(f, DATM_GRP_CURVES, 1, &g, err);
@@ -581,6 +608,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     c.spec = spec;
     c.opts = opts;
     c.ppl = c.ppl_obs = c.test_s_per_doc = c.error_rate = NAN;
+    c.macro_f1 = c.predict_s_per_doc = NAN;
     const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
     c.seed = (uint64_t)datm_config_int(rc_, "seed");
     int threads = (int)datm_config_int(rc_, "threads");
@@ -659,6 +687,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     if (c.m) c.m->ops->destroy(c.m);
     datm_curves_free(&c.curves);
     datm_run_data_free(&c.data);
+    datm_class_report_free(&c.report);
     return rc;
 }
 
