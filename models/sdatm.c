@@ -8,8 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "eval/classify.h"
-#include "eval/logreg.h"
 #include "io/h5.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
@@ -35,13 +33,8 @@ typedef struct sdatm {
     float       *ds;                              /* (cap, O) */
     float       *dtheta[DATM_ENC_MAX_LAYERS + 1]; /* (cap, K_l) label gradient on theta(l) */
     /* configuration */
-    int          classifier;                      /* 0 bayes-softmax, 1 logreg */
     int64_t      unsup_epochs, warmup_epochs;
     double       label_weight, w_kl_weight;
-    int64_t      feature_samples, lr_folds, lr_cv_docs;
-    int          lr_transform;
-    const datm_csr *train;                        /* borrowed: the logreg baseline's features */
-    const int32_t  *train_labels;
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -81,7 +74,7 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
     sdatm *s = user;
     *dtheta = NULL;
     *loss = 0;
-    if (s->classifier != 0 || ctx->epoch < s->unsup_epochs) return DATM_OK;
+    if (ctx->epoch < s->unsup_epochs) return DATM_OK;
     if (!b->labels)
         return datm_error_set(err, DATM_E_INVALID, "%s: mini-batch without labels",
                               s->base.ops->name);
@@ -139,17 +132,10 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->C = info->n_classes;
     s->bpe = s->w->bpe;
     s->cap = s->w->B;
-    s->classifier = !strcmp(datm_config_str(cfg, "classifier"), "logreg");
     s->unsup_epochs = datm_config_int(cfg, "unsup_epochs");
     s->warmup_epochs = datm_config_int(cfg, "kl_warmup_epochs");
     s->label_weight = datm_config_real(cfg, "label_weight");
     s->w_kl_weight = datm_config_real(cfg, "w_kl_weight");
-    s->feature_samples = datm_config_int(cfg, "feature_samples");
-    s->lr_folds = datm_config_int(cfg, "logreg_folds");
-    s->lr_cv_docs = datm_config_int(cfg, "logreg_cv_docs");
-    s->lr_transform = datm_feat_transform_parse(datm_config_str(cfg, "logreg_transform"));
-    s->train = info->train;
-    s->train_labels = info->train_labels;
 
     /* classifier head: feature map + Bayesian softmax */
     const int L = s->L;
@@ -263,67 +249,12 @@ static void free_layers(const sdatm *s, float **theta)
     for (int l = 1; l <= s->L; l++) { datm_free(theta[l]); theta[l] = NULL; }
 }
 
-/* The DATM + logistic regression baseline: features of the training documents (theta of all
- * layers, the mean or averaged over feature_samples draws), logistic regression with the
- * penalty by CV, applied to the test documents' features. */
-static int predict_logreg(const sdatm *s, const datm_csr *docs, uint64_t seed, float *probs,
-                          datm_error *err)
-{
-    if (!s->train || !s->train_labels)
-        return datm_error_set(err, DATM_E_INVALID, "%s: classifier logreg needs the training set",
-                              s->base.ops->name);
-    const int L = s->L;
-    int64_t S = 0, k[DATM_ENC_MAX_LAYERS];
-    for (int l = 1; l <= L; l++) { k[l - 1] = s->K[l]; S += s->K[l]; }
-    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
-    const int ns = (int)s->feature_samples;
-    const int64_t ntr = s->train->n_rows, nte = docs->n_rows;
-    datm_logreg lr;
-    memset(&lr, 0, sizeof lr);
-    const double t0 = datm_time_now();
-    int rc = alloc_layers(s, DATM_MAX(ntr, nte), th, err);
-    float *Ftr = datm_alloc_array((size_t)(DATM_MAX(ntr, 1) * S), sizeof(float), err);
-    float *Fte = datm_alloc_array((size_t)(DATM_MAX(nte, 1) * S), sizeof(float), err);
-    if (!rc && (!Ftr || !Fte)) rc = DATM_E_NOMEM;
-    /* training features from their own streams, test features from `seed` */
-    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), s->train, phi_f(s), NULL, ns,
-                                     seed ^ UINT64_C(0x7261696e), 0, 0, 0, th, err);
-    if (!rc) datm_features_concat(L, k, (const float *const *)(th + 1), ntr, s->lr_transform, Ftr);
-    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), docs, phi_f(s), NULL, ns, seed, 0,
-                                     0, 0, th, err);
-    if (!rc) datm_features_concat(L, k, (const float *const *)(th + 1), nte, s->lr_transform, Fte);
-    const double t1 = datm_time_now();
-    if (!rc) {
-        datm_logreg_params p;
-        datm_logreg_params_default(&p);
-        p.n_folds = (int)s->lr_folds;
-        p.cv_max_docs = s->lr_cv_docs;
-        rc = datm_logreg_fit_cv(Ftr, ntr, S, s->train_labels, (int)s->C, &p, &lr, err);
-    }
-    if (!rc) {
-        datm_logreg_predict_proba(&lr, Fte, nte, probs);
-        double cv_err = NAN;
-        for (int i = 0; i < lr.n_lambdas; i++)
-            if (lr.cv_lambdas[i] == lr.lambda) cv_err = lr.cv_error[i];
-        datm_info("%s logreg baseline: %lld x %lld features (%s, %d draws; 0 = mean) in %.3g s; "
-                  "lambda %.9g by %d-fold CV (CV error %.9g); fit %.3g s", s->base.ops->name,
-                  (long long)ntr, (long long)S, datm_feat_transform_name(s->lr_transform), ns,
-                  t1 - t0, lr.lambda, (int)s->lr_folds, cv_err, datm_time_now() - t1);
-    }
-    datm_logreg_free(&lr);
-    free_layers(s, th);
-    datm_free(Ftr);
-    datm_free(Fte);
-    return rc;
-}
-
 /* Paper eq. (prediction): p(y | x) = mean over j of p(y | W(j), s(j)), W(j) ~ q(W),
  * theta(j) ~ q(theta | x); nsamples == 0: the posterior means of both. */
 int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int nsamples,
                   float *probs, datm_error *err)
 {
     const sdatm *s = CS(m);
-    if (s->classifier == 1) return predict_logreg(s, docs, seed, probs, err);
     const int64_t N = docs->n_rows, C = s->C, RC = s->bs.R * C;
     const int draws = nsamples > 0 ? nsamples : 1;
     const int64_t chunk = SDATM_PRED_CHUNK;

@@ -21,10 +21,9 @@
  * Prediction (paper eq. prediction): p(y | x) averaged over nsamples joint draws of
  * (theta ~ q(theta | x), W ~ q(W)).
  *
- * classifier: logreg turns the same model into the paper's unsupervised "DATM" baseline of
- * Tables 3-4: no label term in training; predict() fits an L2 multinomial logistic regression
- * (eval/logreg, penalty by k-fold CV on the training set) on the training documents'
- * features (theta of all layers averaged over draws) and applies it to the test documents. */
+ * The paper's unsupervised "DATM" baseline of Tables 3-4 is not a mode of this file: run the
+ * variant whai with the same keys; `datm run` then fits the logistic regression on its theta
+ * features (engine/pipeline/run.c, eval/logreg). */
 #ifndef DATM_MODELS_SDATM_H
 #define DATM_MODELS_SDATM_H
 
@@ -41,9 +40,6 @@
     {"eval_globals", "fixed", NULL}
 /* Keys of the supervised part (both variants). */
 #define SDATM_EXTRA_SCHEMA                                                                     \
-    {"classifier", DATM_PARAM_CHOICE, "bayes-softmax", SDATM_NOB, "bayes-softmax|logreg",      \
-     "bayes-softmax: sDATM (labels in the ELBO); logreg: unsupervised DATM + logistic "       \
-     "regression on theta features (the tables' DATM baseline)"},                             \
     {"unsup_epochs", DATM_PARAM_INT, "100", 0, 1e7, NULL,                                      \
      "epochs without the label term before the supervised ones (paper: 100 then 300)"},       \
     {"label_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,                                       \
@@ -57,14 +53,7 @@
      "initial posterior sd of every softmax weight (sigma = softplus(rho))"},                  \
     {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"}, \
     {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,                                        \
-     "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"},                   \
-    {"feature_samples", DATM_PARAM_INT, "0", 0, 1e6, NULL,                                     \
-     "logreg: theta draws averaged into each document's features (0 = the posterior mean)"},  \
-    {"logreg_transform", DATM_PARAM_CHOICE, "log1p", SDATM_NOB, "raw|log1p|prop",              \
-     "logreg: feature transform of theta before standardising"},                               \
-    {"logreg_folds", DATM_PARAM_INT, "5", 2, 100, NULL, "logreg: cross-validation folds"},     \
-    {"logreg_cv_docs", DATM_PARAM_INT, "10000", 0, 1e9, NULL,                                  \
-     "logreg: CV on a stratified subset of at most this many documents (0 = all)"}
+     "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"}
 
 typedef enum { SDATM_HEAD_LINEAR = 0, SDATM_HEAD_MLP = 1 } sdatm_head_kind;
 
