@@ -86,6 +86,10 @@ const datm_param_schema datm_whai_schema[] = {
      "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
     {"count_mode", DATM_PARAM_CHOICE, "sampled", NOB, "sampled|expected",
      "augmented counts fed to TLASGR: sampled, or their expectations (reference-notes 1.8)"},
+    {"encoder_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
+     "Adam steps on the encoder per mini-batch before theta is sampled (paper: 1)"},
+    {"aug_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
+     "theta fed to the upward augmentation: one encoder sample (paper Alg. 1) or its mean"},
     {"eval_globals", DATM_PARAM_CHOICE, "chain", NOB, "chain|fixed",
      "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, "
      "averaging over Phi samples (paper: samples collected after burn-in); fixed: current "
@@ -145,25 +149,32 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
 {
     const int L = m->L;
     const int64_t B = X->n_rows;
-    /* 1. Adam step on the encoder (eq. ELBO-of-VADTM, fixed uniform noise) */
+    /* 1. Adam step(s) on the encoder (eq. ELBO-of-VADTM, fixed uniform noise); the paper
+     * takes one per mini-batch (encoder_steps = 1) */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
-    int rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), NULL, klw, &nz,
-                                  m->ws, el, err);
-    /* supervised variants: the extra loss's gradient on theta joins the backward pass */
-    const float *const *dth = NULL;
-    double xloss = 0;
-    if (!rc && m->extra && xb) rc = m->extra(m->extra_user, xb, xctx, m->ws, &dth, &xloss, err);
-    if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, dth, c->grad, NULL, err);
-    if (rc) return rc;
-    el->loss += xloss;
-    int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
-    if (bad)
-        return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
-                              (long long)bad);
-    /* 2. theta with the updated encoder (eq. posterior-completely) */
+    int rc = DATM_OK;
+    for (int64_t s = 0; s < m->encoder_steps && !rc; s++) {
+        datm_encoder_loss l1;
+        if (s > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)s;
+        rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), NULL, klw,
+                                  &nz, m->ws, s == 0 ? el : &l1, err);
+        /* supervised variants: the extra loss's gradient on theta joins the backward pass */
+        const float *const *dth = NULL;
+        double xloss = 0;
+        if (!rc && m->extra && xb) rc = m->extra(m->extra_user, xb, xctx, m->ws, &dth, &xloss, err);
+        if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, dth, c->grad, NULL, err);
+        if (rc) return rc;
+        if (s == 0) el->loss += xloss;
+        int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
+        if (bad)
+            return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
+                                  (long long)bad);
+    }
+    /* 2. theta with the updated encoder (eq. posterior-completely): a sample (paper), or
+     * the posterior mean (aug_theta = mean) */
     nz.index = step * 4 + 1;
-    rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_SAMPLE, X, phi_f(c), NULL, NULL, &nz,
-                              m->ws, NULL, err);
+    rc = datm_encoder_forward(m->enc, c->params, m->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE,
+                              X, phi_f(c), NULL, NULL, &nz, m->ws, NULL, err);
     if (rc) return rc;
     const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
     for (int l = 1; l <= L; l++) {
@@ -454,6 +465,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->eval_chain = !strcmp(datm_config_str(cfg, "eval_globals"), "chain");
     m->eval_thin = datm_config_int(cfg, "eval_thin");
     m->eval_theta_sample = !strcmp(datm_config_str(cfg, "eval_theta"), "sample") ? 1 : 0;
+    m->encoder_steps = datm_config_int(cfg, "encoder_steps");
+    m->aug_mean = !strcmp(datm_config_str(cfg, "aug_theta"), "mean");
     int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
 
     /* decoder: no r, top prior Gamma(1, 1) (reference-notes 1.1) */

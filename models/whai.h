@@ -47,6 +47,8 @@ typedef struct whai_model {
     int              eval_chain;                   /* eval_globals == chain */
     int64_t          eval_thin;
     int              eval_theta_sample;            /* 1: one encoder draw per evaluation draw; 0: mean */
+    int64_t          encoder_steps;                /* Adam steps per mini-batch (paper: 1) */
+    int              aug_mean;                     /* augmentation from the mean theta */
     whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
     void            *extra_user;
 } whai_model;
