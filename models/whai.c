@@ -238,6 +238,7 @@ typedef struct whai_eval {
     int             have_ch;
     int64_t        *perm;        /* (N) chain mode: row order for random mini-batches */
     int64_t         draws;
+    datm_encoder_cache *cache;   /* fixed mode: the encoder's upward outputs, computed once */
     float          *theta[DATM_ENC_MAX_LAYERS + 1];   /* (N_obs, K_l) */
 } whai_eval;
 
@@ -247,6 +248,7 @@ void whai_eval_end(datm_model *mm, void *state)
     whai_eval *e = state;
     if (!e) return;
     if (e->have_ch) chain_free(&e->ch, 1);
+    datm_encoder_cache_destroy(&e->cache);
     datm_free(e->perm);
     for (int l = 1; l <= m->L; l++) datm_free(e->theta[l]);
     datm_free(e);
@@ -275,6 +277,9 @@ int whai_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **s
         e->perm = rc ? NULL : datm_alloc_array((size_t)m->N, sizeof(int64_t), err);
         if (!rc && !e->perm) rc = DATM_E_NOMEM;
         for (int64_t i = 0; !rc && i < m->N; i++) e->perm[i] = i;
+    } else if (!rc) {
+        /* the globals stay fixed: the encoder's upward pass is the same for every draw */
+        rc = datm_encoder_cache_build(m->enc, m->ch.params, obs, 0, &e->cache, err);
     }
     if (rc) { whai_eval_end(mm, e); return rc; }
     *state = e;
@@ -319,8 +324,12 @@ int whai_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_a
     }
     if (rc) return rc;
     /* theta of the observed part from this state's encoder, paired with its Phi(1) */
-    rc = datm_encoder_infer(m->enc, c->params, e->obs, phi_f(c), NULL, m->eval_theta_sample,
-                            e->seed, (uint64_t)draw, 0, 0, e->theta, err);
+    if (e->cache)
+        rc = datm_encoder_infer_cached(m->enc, e->cache, phi_f(c), NULL, m->eval_theta_sample,
+                                       e->seed, (uint64_t)draw, 0, 0, e->theta, err);
+    else
+        rc = datm_encoder_infer(m->enc, c->params, e->obs, phi_f(c), NULL, m->eval_theta_sample,
+                                e->seed, (uint64_t)draw, 0, 0, e->theta, err);
     if (rc) return rc;
     datm_rate_accum_add(acc, c->gbn->phi_f[1], e->theta[1], m->K[1]);
     return DATM_OK;

@@ -112,6 +112,16 @@ int main(void)
     for (int l = 1; l <= L; l++)
         CHECK(memcmp(th[0][l], th[1][l], (size_t)(N * e->K[l]) * sizeof(float)) == 0,
               "infer samples differ between 1 and 2 threads at layer %d", l);
+    /* the cached split (upward once, draws later) gives the same numbers */
+    {
+        datm_encoder_cache *cache = NULL;
+        CHECK(datm_encoder_cache_build(e, e->params.value, &X, 300, &cache, &err) == 0, "cache");
+        datm_encoder_infer_cached(e, cache, (const float *const *)phi, NULL, 3, 4, 10, 0, 300, th[0], &err);
+        for (int l = 1; l <= L; l++)
+            CHECK(memcmp(th[0][l], th[1][l], (size_t)(N * e->K[l]) * sizeof(float)) == 0,
+                  "cached draws differ from infer at layer %d", l);
+        datm_encoder_cache_destroy(&cache);
+    }
 
     /* S-sample average of the top layer vs its mean: z = (avg - mean) / (sd / sqrt(S)) with
      * the Weibull variance lam^2 (G(1 + 2/k) - G(1 + 1/k)^2), over units with k >= 1 (light

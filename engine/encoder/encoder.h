@@ -234,4 +234,21 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
                        uint64_t seed, uint64_t draw0, int64_t first_id, int64_t chunk,
                        float *const *theta, datm_error *err);
 
+/* The same split in two for many draws with fixed encoder weights (evaluation): the
+ * network outputs kt(l), lt(l) of every document are computed once (they depend on neither
+ * the noise nor Phi), then each call draws from them (top-down pass only). Results equal
+ * datm_encoder_infer's for the same arguments and chunk. */
+typedef struct datm_encoder_cache {
+    int64_t n_docs;
+    float  *kt[DATM_ENC_MAX_LAYERS + 1];   /* (N, KS_l) */
+    float  *lt[DATM_ENC_MAX_LAYERS + 1];   /* (N, K_l) */
+} datm_encoder_cache;
+int  datm_encoder_cache_build(const datm_encoder *e, const float *params, const datm_csr *X,
+                              int64_t chunk, datm_encoder_cache **out, datm_error *err);
+void datm_encoder_cache_destroy(datm_encoder_cache **c);
+int  datm_encoder_infer_cached(const datm_encoder *e, const datm_encoder_cache *c,
+                               const float *const *phi, const float *top_shape, int nsamples,
+                               uint64_t seed, uint64_t draw0, int64_t first_id, int64_t chunk,
+                               float *const *theta, datm_error *err);
+
 #endif
