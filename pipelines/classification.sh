@@ -94,10 +94,6 @@ metric() {   # run dir, metric name -> value (empty when absent)
         NR == 2 && c {print $c}'
 }
 pct() { [ -n "$1" ] && awk -v x="$1" 'BEGIN {printf "%.2f", 100 * x}' || echo "n/a"; }
-test_time() {   # s per document of the prediction pass, from run.log
-    [ -f "$1/run.log" ] || { echo "n/a"; return; }
-    sed -n 's/.*predict: .*(\([0-9.e+-]*\) s per document).*/\1/p' "$1/run.log" | tail -1 | grep . || echo "n/a"
-}
 resolved() {   # run dir, key (a.b) -> value in spec.resolved.yaml
     [ -f "$1/spec.resolved.yaml" ] || return 0
     awk -v k="$2" 'BEGIN {split(k, p, ".")} /^[a-z_]+:/ {s = $1; sub(":", "", s)}
@@ -111,11 +107,11 @@ MD="$OUT/classification.md"
     echo "Pipeline \`$PIPE\`, common overrides: \`$COMMON\`. Error = test error of the model's own"
     echo "prediction (sDATM: p(y|x) averaged over 50 joint draws of theta and W, paper eq. prediction)"
     echo "or of the logistic regression on DATM's posterior-mean theta (DATM + LR). Test time = wall"
-    echo "time of the prediction pass per test document (50 draws; n/a for DATM + LR, whose pass"
-    echo "includes fitting the regression). Paper: Table 3 (MNIST) and Table 4 (20News, IMDB)."
+    echo "time of the prediction pass per test document (/metrics/predict_s_per_doc, 50 draws; n/a"
+    echo "for DATM + LR). Paper: Table 3 (MNIST) and Table 4 (20News, IMDB)."
     echo
-    echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | test s/doc | wall s | overrides |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | macro-F1 | test s/doc | wall s | overrides |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     while IFS= read -r r; do
         id=$(field "$r" id)
         d="$OUT/$id"
@@ -123,13 +119,19 @@ MD="$OUT/classification.md"
         [ -f "$d/result.h5" ] && status=ok
         [ -f "$d/result.h5.part" ] && [ ! -f "$d/result.h5" ] && status="unfinished"
         err=$(metric "$d" error_rate)
-        tt="n/a"
-        [ "$(field "$r" model)" != "DATM + LR" ] && tt=$(test_time "$d")
+        f1=$(metric "$d" macro_f1)
+        tt=$(metric "$d" predict_s_per_doc)
         ntr=$(resolved "$d" data.train_docs)
         [ "$ntr" = 0 ] && ntr=all
+        un=$(resolved "$d" model.unsup_epochs)
+        [ -n "$un" ] || un="all"
+        [ -f "$d/spec.resolved.yaml" ] || un=""
+        f1s=$( [ -n "$f1" ] && awk -v x="$f1" 'BEGIN {printf "%.4f", x}' || echo n/a)
+        tts=$( [ -n "$tt" ] && awk -v x="$tt" 'BEGIN {printf "%.3g", x}' || echo n/a)
         echo "| $(field "$r" data) | $(field "$r" model) | $(resolved "$d" model.layers) |" \
-             "$(resolved "$d" train.epochs) ($(resolved "$d" model.unsup_epochs)) | ${ntr:-} |" \
-             "$( [ $status = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) | $tt |" \
+             "$(resolved "$d" train.epochs) (${un}) | ${ntr:-} |" \
+             "$( [ $status = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) |" \
+             "$f1s | $tts |" \
              "$(cat "$d/wall_s" 2>/dev/null || echo n/a) | \`$(field "$r" set)\` |"
     done < <(rows)
     echo
