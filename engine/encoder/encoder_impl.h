@@ -639,6 +639,11 @@ static void ENC(swgrad_cols)(const datm_csr *X, const R *xval, int64_t n_out, co
         const R *d = dY + i * n_out;
         for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
             R *w = dW + (int64_t)X->col[p] * n_out;
+            if (p + 1 < X->row_ptr[i + 1]) {   /* rows are scattered: fetch the next one early */
+                const char *nx = (const char *)(dW + (int64_t)X->col[p + 1] * n_out + c0);
+                for (int64_t o = 0; o < (c1 - c0) * (int64_t)sizeof(R); o += 64)
+                    __builtin_prefetch(nx + o, 1, 3);
+            }
             const R x = xval[p];
 #pragma omp simd
             for (int64_t j = c0; j < c1; j++) w[j] += x * d[j];

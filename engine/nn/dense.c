@@ -64,20 +64,30 @@ void datm_softplus_backward_f64(int64_t n, const double *z, const double *dy, do
     }
 }
 
-static void add_bias_f32(int64_t B, int64_t n_out, const float *b, float *Y)
-{
-    if (!b) return;
-    for (int64_t i = 0; i < B; i++)
-        for (int64_t j = 0; j < n_out; j++) Y[i * n_out + j] += b[j];
-}
-
+/* Rows of W are gathered at random (one per nonzero): prefetch the next nonzero's row while
+ * the current one is accumulated (W of the 2000-word first layer does not fit in L2). */
+DATM_VEC_CLONES
 void datm_sparse_dense_forward_f32(const datm_csr *X, const float *xval, int64_t n_out,
                                    const float *W, const float *b, float *Y)
 {
-    datm_csr Xv = *X;
-    Xv.val = (float *)xval;
-    datm_csr_mm(&Xv, W, n_out, Y);
-    add_bias_f32(X->n_rows, n_out, b, Y);
+    const int64_t B = X->n_rows;
+    for (int64_t i = 0; i < B; i++) {
+        float *restrict y = Y + i * n_out;
+        if (b) memcpy(y, b, (size_t)n_out * sizeof(float));
+        else memset(y, 0, (size_t)n_out * sizeof(float));
+        const int64_t p0 = X->row_ptr[i], p1 = X->row_ptr[i + 1];
+        for (int64_t p = p0; p < p1; p++) {
+            const float *restrict w = W + (int64_t)X->col[p] * n_out;
+            if (p + 1 < p1) {
+                const char *nx = (const char *)(W + (int64_t)X->col[p + 1] * n_out);
+                for (int64_t o = 0; o < n_out * (int64_t)sizeof(float); o += 64)
+                    __builtin_prefetch(nx + o, 0, 3);
+            }
+            const float x = xval[p];
+#pragma omp simd
+            for (int64_t j = 0; j < n_out; j++) y[j] += x * w[j];
+        }
+    }
 }
 
 void datm_sparse_dense_backward_f32(const datm_csr *X, const float *xval, int64_t n_out,
