@@ -20,7 +20,10 @@
  *   - a new layer: Phi(l+1) and its encoder weights freshly initialised (WHAI's rules), its
  *     Adam moments zero, r = r_init (default 1, WHAI's r) until TLASGR updates it, and its
  *     M_k (and M for r) set from the first mini-batch as on the first TLASGR step;
- *   - while a layer is below the top its prior is Gamma(Phi(l+1) theta(l+1), 1) as in WHAI.
+ *   - while a layer is below the top its prior is Gamma(Phi(l+1) theta(l+1), 1) as in WHAI;
+ *   - one iteration is WHAI's (models/whai.c: encoder_steps Adam steps, theta sampled or its
+ *     mean per aug_theta, augmentation, TLASGR) with the top prior Gamma(r, 1) and the r step;
+ *     WHAI's iteration takes no top-shape vector, so it is written out here on engine calls.
  * The inferred structure is logged at each stage and saved as /model/inferred_layers.
  * Everything else (encoder keys, features, topics, save/load of the parts) is WHAI's
  * (models/whai.h); evaluation uses models/variant_eval (the chain protocol with this
@@ -303,20 +306,27 @@ static int lw_iterate(lw_model *m, lw_chain *c, const datm_csr *X, const int64_t
     lw_kl_weights(w, it, klw);
     for (int64_t k = 0; k < c->gbn->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
     const float *const *phi = (const float *const *)c->gbn->phi_f;
-    /* Adam step on the encoder with the top prior Gamma(r, 1) */
+    /* Adam step(s) on the encoder with the top prior Gamma(r, 1) (WHAI's encoder_steps and
+     * noise streams) */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
-    int rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_TRAIN, X, phi, m->r_f, klw, &nz,
-                                  w->ws, el, err);
-    if (!rc) rc = datm_encoder_backward(w->enc, c->params, w->ws, NULL, c->grad, NULL, err);
-    if (rc) return rc;
-    int64_t bad = datm_adam_step(c->adam, c->params, c->grad);
-    if (bad)
-        return datm_error_set(err, DATM_E_NUMERIC, "layerwise: %lld non-finite encoder "
-                              "gradients", (long long)bad);
-    /* theta with the updated encoder; augmentation (with top-layer tables); TLASGR on Phi, r */
+    int rc = DATM_OK;
+    for (int64_t j = 0; j < DATM_MAX(w->encoder_steps, 1) && !rc; j++) {
+        datm_encoder_loss l1;
+        if (j > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)j;
+        rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_TRAIN, X, phi, m->r_f, klw, &nz,
+                                  w->ws, j == 0 ? el : &l1, err);
+        if (!rc) rc = datm_encoder_backward(w->enc, c->params, w->ws, NULL, c->grad, NULL, err);
+        if (rc) return rc;
+        int64_t bad = datm_adam_step(c->adam, c->params, c->grad);
+        if (bad)
+            return datm_error_set(err, DATM_E_NUMERIC, "layerwise: %lld non-finite encoder "
+                                  "gradients", (long long)bad);
+    }
+    /* theta with the updated encoder (a sample, or the mean with WHAI's aug_theta = mean);
+     * augmentation (with top-layer tables); TLASGR on Phi and r */
     nz.index = step * 4 + 1;
-    rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_SAMPLE, X, phi, NULL, NULL, &nz, w->ws,
-                              NULL, err);
+    rc = datm_encoder_forward(w->enc, c->params, w->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE,
+                              X, phi, NULL, NULL, &nz, w->ws, NULL, err);
     if (rc) return rc;
     const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
     for (int l = 1; l <= L; l++) {

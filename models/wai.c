@@ -10,7 +10,8 @@
  *     loss -(ELBO)/B of the mini-batch, whose gradient w.r.t. Phi(l) comes from the encoder's
  *     backward pass (likelihood for Phi(1), the KL priors and downward terms for Phi(l >= 2));
  *   - one iteration: encoder forward (one reparameterised sample), backward to the encoder
- *     weights and to every Phi(l), one Adam step on each (simultaneous, same loss);
+ *     weights and to every Phi(l), one Adam step on each (simultaneous, same loss); with
+ *     WHAI's encoder_steps = S > 1, S encoder steps and the topic step with the last;
  *   - evaluation: eval_globals = chain advances a copy of the whole WAI state by eval_thin
  *     more SGD iterations per draw (the same protocol and iteration budget as WHAI's chain
  *     evaluation); fixed: the current Phi and encoder only.
@@ -93,16 +94,24 @@ static int wai_iterate(wai_model *m, wai_state *s, const datm_csr *X, const int6
     double klw[DATM_ENC_MAX_LAYERS + 1];
     wai_kl_weights(w, it, klw);
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
-    int rc = datm_encoder_forward(w->enc, s->params, DATM_ENC_TRAIN, X,
-                                  (const float *const *)s->smt->phi, NULL, klw, &nz, w->ws, el,
-                                  err);
-    if (!rc) rc = datm_encoder_backward(w->enc, s->params, w->ws, NULL, s->grad, s->smt->dphi,
-                                        err);
-    if (rc) return rc;
-    int64_t bad = datm_adam_step(s->adam, s->params, s->grad);
-    if (bad)
-        return datm_error_set(err, DATM_E_NUMERIC, "wai: %lld non-finite encoder gradients",
-                              (long long)bad);
+    /* encoder_steps Adam steps on the encoder (WHAI's key; paper: 1), noise streams as WHAI's;
+     * the topics take their one step with the last, like WHAI's one TLASGR step per batch */
+    const int64_t S = w->encoder_steps > 0 ? w->encoder_steps : 1;
+    for (int64_t j = 0; j < S; j++) {
+        datm_encoder_loss l1;
+        const int last = j == S - 1;
+        if (j > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)j;
+        int rc = datm_encoder_forward(w->enc, s->params, DATM_ENC_TRAIN, X,
+                                      (const float *const *)s->smt->phi, NULL, klw, &nz, w->ws,
+                                      j == 0 ? el : &l1, err);
+        if (!rc) rc = datm_encoder_backward(w->enc, s->params, w->ws, NULL, s->grad,
+                                            last ? s->smt->dphi : NULL, err);
+        if (rc) return rc;
+        int64_t bad = datm_adam_step(s->adam, s->params, s->grad);
+        if (bad)
+            return datm_error_set(err, DATM_E_NUMERIC, "wai: %lld non-finite encoder gradients",
+                                  (long long)bad);
+    }
     return datm_softmax_topics_step(s->smt, err);
 }
 
