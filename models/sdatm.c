@@ -264,12 +264,14 @@ int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int 
     float *W = datm_alloc_array((size_t)RC, sizeof(float), err);
     float *eps = datm_alloc_array((size_t)RC, sizeof(float), err);
     float *P = datm_alloc_array((size_t)(chunk * C), sizeof(float), err);
+    datm_encoder_cache *ec = NULL;   /* the upward pass, shared by all draws */
     int rc = alloc_layers(s, N, th, err);
     if (!rc && (!cache || !W || !eps || !P)) rc = DATM_E_NOMEM;
+    if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), docs, 0, &ec, err);
     if (!rc) memset(probs, 0, (size_t)(N * C) * sizeof(float));
     for (int j = 0; j < draws && !rc; j++) {
-        rc = datm_encoder_infer(s->w->enc, enc_params(s), docs, phi_f(s), NULL,
-                                nsamples > 0 ? 1 : 0, seed, (uint64_t)j, 0, 0, th, err);
+        rc = datm_encoder_infer_cached(s->w->enc, ec, phi_f(s), NULL, nsamples > 0 ? 1 : 0, seed,
+                                       (uint64_t)j, 0, 0, th, err);
         if (rc) break;
         if (nsamples > 0) {
             datm_rng r;
@@ -294,6 +296,7 @@ int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int 
         datm_info("%s predict: %lld documents x %d draws in %.3g s (%.3g s per document)",
                   s->base.ops->name, (long long)N, draws, dt, N ? dt / (double)N : 0.0);
     }
+    datm_encoder_cache_destroy(&ec);
     free_layers(s, th);
     datm_free(cache);
     datm_free(W);
