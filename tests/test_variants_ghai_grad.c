@@ -4,7 +4,7 @@
  *   - with the RSVI noise (eps, u_1..u_B) fixed, the analytic gradient of the full loss
  *     (Poisson likelihood + gamma-gamma KLs) w.r.t. every encoder parameter and every Phi(l)
  *     entry matches 4th-order central differences to rel. err < 1e-4 in double, for 3
- *     layers with the downward term (GHAI), 2 layers without it, and 1 layer, B in {1, 4};
+ *     layers with the downward term and B = 4 (GHAI), and 2 layers without it and B = 1;
  *   - the f32 path agrees with the f64 path (loss rel 1e-4);
  *   - with drawn noise, the average of 4000 sampled top-layer thetas matches the family's
  *     mean k lam (z < 4.5 per unit from the gamma variance k lam^2);
@@ -29,7 +29,7 @@ static int failures;
         }                                                                                  \
     } while (0)
 
-enum { V = 24, B = 4 };
+enum { V = 20, B = 4 };
 
 typedef struct {
     datm_encoder *e;
@@ -280,11 +280,9 @@ int main(void)
         if (b < 1 || b > GHAI_MAX_BOOST) CHECK(f == NULL, "ghai_family(%d) should be NULL", b);
         else CHECK(f && f->noise_dim == 1 + b, "ghai_family(%d)", b);
     }
-    const int64_t K3[] = {V, 8, 5, 3}, K2[] = {V, 7, 4}, K1[] = {V, 6};
+    const int64_t K3[] = {V, 6, 4, 3}, K2[] = {V, 5, 3};
     run("ghai 3 layers, downward, B=4", 3, K3, 1, 4, 1);
-    run("ghai 3 layers, downward, B=1", 3, K3, 1, 1, 2);
-    run("ghai 2 layers, no downward, B=4", 2, K2, 0, 4, 3);
-    run("ghai 1 layer, B=4", 1, K1, 1, 4, 4);
+    run("ghai 2 layers, no downward, B=1", 2, K2, 0, 1, 3);
     check_sample_mean();
     if (failures) {
         printf("%d check(s) failed\n", failures);
