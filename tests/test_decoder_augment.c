@@ -1,4 +1,4 @@
-/* ctest-labels: unit;stat  ctest-timeout: 120  ctest-link: datm_decoder */
+/* ctest-labels: unit;stat  ctest-timeout: 600  ctest-link: datm_decoder */
 /* tests/test_decoder_augment.c: upward count augmentation (engine/decoder/augment.c).
  * Checks: (1) layer-1 counts are preserved exactly (sum_k A(1)_vk = sum_n x_vn, and
  * sum_k m(1)_kn = x_.n); (2) per (k', n), layer-t tables are <= customers and >= 1 when

@@ -1,4 +1,4 @@
-/* ctest-labels: unit;stat  ctest-timeout: 180  ctest-link: datm_decoder */
+/* ctest-labels: unit;stat  ctest-timeout: 600  ctest-link: datm_decoder */
 /* tests/test_decoder_gibbs.c: the upward-downward local Gibbs sampler and the Gibbs draws
  * of the globals (engine/decoder/gibbs.c).
  * Checks: (1) invariance ("Geweke" check): documents drawn from the PGBN prior (c = 1)

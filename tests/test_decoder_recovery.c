@@ -1,4 +1,4 @@
-/* ctest-labels: stat;e2e  ctest-timeout: 300 */
+/* ctest-labels: stat;e2e  ctest-timeout: 900 */
 /* tests/test_decoder_recovery.c: synthetic recovery by the registered models.
  * Data: 2000 documents drawn from a 2-layer PGBN with known Phi(1) (V = 500, K = 20-10,
  * sparse Dirichlet(0.05) topics; Phi(2) columns Dirichlet(1), so every layer-1 topic carries

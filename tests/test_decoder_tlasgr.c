@@ -1,4 +1,4 @@
-/* ctest-labels: unit;stat  ctest-timeout: 120  ctest-link: datm_decoder */
+/* ctest-labels: unit;stat  ctest-timeout: 600  ctest-link: datm_decoder */
 /* tests/test_decoder_tlasgr.c: the TLASGR-MCMC step (engine/decoder/tlasgr.c).
  * Checks: (1) the step-size schedule eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0;
  * (2) the simplex projection: shift along the old column (exact when nothing is clamped),
