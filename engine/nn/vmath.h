@@ -88,22 +88,25 @@ static inline __attribute__((always_inline)) float datm_vexpf(float x)
     return p * datm_vbits2f((ni + 127) << 23);
 }
 
-/* ln x for x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
- * s = (m - 1)/(m + 1), |s| <= 0.1716, odd series to s^9. */
+/* ln x for x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)), z = m - 1, and Cephes' logf
+ * polynomial ln(1 + z) = z - z^2/2 + z^3 P(z) (no division). */
 static inline __attribute__((always_inline)) float datm_vlogf(float x)
 {
     int32_t ix = datm_vf2bits(x);
-    /* exponent relative to sqrt(2)/2: m in [0.7071, 1.4142) */
     int32_t e = (ix - 0x3f3504f3) >> 23;                 /* arithmetic shift (gcc, clang) */
     float m = datm_vbits2f((int32_t)((uint32_t)ix - ((uint32_t)e << 23)));
-    float s = (m - 1.0f) / (m + 1.0f);
-    float s2 = s * s;
-    float p = 0.11111111f;
-    p = p * s2 + 0.14285715f;
-    p = p * s2 + 0.2f;
-    p = p * s2 + 0.33333334f;
-    p = p * s2 + 1.0f;
-    return 2.0f * s * p + (float)e * 0.693147180559945309f;
+    float z = m - 1.0f, z2 = z * z;
+    float p = 7.0376836292e-2f;
+    p = p * z - 1.1514610310e-1f;
+    p = p * z + 1.1676998740e-1f;
+    p = p * z - 1.2420140846e-1f;
+    p = p * z + 1.4249322787e-1f;
+    p = p * z - 1.6668057665e-1f;
+    p = p * z + 2.0000714765e-1f;
+    p = p * z - 2.4999993993e-1f;
+    p = p * z + 3.3333331174e-1f;
+    float y = z * z2 * p - 0.5f * z2 + z;
+    return y + (float)e * 0.693147180559945309f;
 }
 
 /* ln(1 + x) for x > -1, accurate for small x: u = 1 + x, ln u - ((u - 1) - x) / u. */
