@@ -9,7 +9,8 @@ cmake --build build -j"$(nproc 2>/dev/null || echo 2)"
 spec=experiments/brown/whai.yaml
 if [ -f "$spec" ]; then
   ./build/datm run "$spec" -o results/brown_whai "$@"
-  ./build/datm topics results/brown_whai --top 8 | head -60
+  ./build/datm topics results/brown_whai --top 8 > results/brown_whai/topics.txt
+  head -60 results/brown_whai/topics.txt
   echo "results: $(pwd)/results/brown_whai (result.h5, figures, report.md)"
 else
   ./build/datm corpus info .cache/data/brown
