@@ -35,6 +35,7 @@ typedef struct sdatm {
     /* configuration */
     int64_t      unsup_epochs, warmup_epochs;
     double       label_weight, w_kl_weight;
+    int          standardize;                     /* head_standardize */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -65,6 +66,35 @@ static double ramp(int64_t iteration, int64_t first, int64_t epochs, int64_t bpe
     return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
+#define SDATM_NORM_DOCS 20000   /* documents behind the head's input standardisation */
+
+/* The head's input standardisation (nn/mlp_head.h): mean and sd of the transformed
+ * posterior-mean theta of (at most SDATM_NORM_DOCS evenly spaced) training documents. */
+static int sdatm_set_norm(sdatm *s, datm_error *err)
+{
+    const datm_csr *X = s->w->train;
+    if (!X) return datm_error_set(err, DATM_E_INVALID, "%s: no training set for head_standardize",
+                                  s->base.ops->name);
+    const int64_t N = X->n_rows, n = DATM_MIN(N, SDATM_NORM_DOCS);
+    int64_t *rows = datm_alloc_array((size_t)DATM_MAX(n, 1), sizeof(int64_t), err);
+    if (!rows) return DATM_E_NOMEM;
+    for (int64_t i = 0; i < n; i++) rows[i] = i * N / n;
+    datm_csr Xs = {0};
+    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    int rc = datm_csr_select_rows(X, rows, n, &Xs, err);
+    for (int l = 1; l <= s->L && !rc; l++) {
+        th[l] = datm_alloc_array((size_t)(DATM_MAX(n, 1) * s->K[l]), sizeof(float), err);
+        if (!th[l]) rc = DATM_E_NOMEM;
+    }
+    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), &Xs, phi_f(s), NULL, 0, 0, 0, 0, 0,
+                                     th, err);
+    if (!rc) datm_mlp_head_set_norm(&s->mh, s->hp.value, (const float *const *)(th + 1), n);
+    for (int l = 1; l <= s->L; l++) datm_free(th[l]);
+    datm_csr_free(&Xs);
+    datm_free(rows);
+    return rc;
+}
+
 /* Step 2 of sdatm.h: head forward on the encoder's theta sample with one W ~ q(W), label NLL
  * and KL(q(W)||p(W)) / N, backward to the head (then its Adam step) and to theta. */
 static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ctx *ctx,
@@ -78,6 +108,10 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
     if (!b->labels)
         return datm_error_set(err, DATM_E_INVALID, "%s: mini-batch without labels",
                               s->base.ops->name);
+    if (s->standardize && !datm_mlp_head_norm_is_set(&s->mh, s->hp.value)) {
+        int rc = sdatm_set_norm(s, err);
+        if (rc) return rc;
+    }
     const int64_t B = b->X->n_rows;
     const int L = s->L;
     const float *th[DATM_MLP_MAX_LAYERS];
@@ -136,6 +170,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->warmup_epochs = datm_config_int(cfg, "kl_warmup_epochs");
     s->label_weight = datm_config_real(cfg, "label_weight");
     s->w_kl_weight = datm_config_real(cfg, "w_kl_weight");
+    s->standardize = datm_config_bool(cfg, "head_standardize");
 
     /* classifier head: feature map + Bayesian softmax */
     const int L = s->L;

@@ -56,6 +56,11 @@ const datm_param_schema datm_whai_schema[] = {
      "(reference codes: 0.05, or 0.1/0.01/0.001)"},
     {"top_shape", DATM_PARAM_REAL, "1", 1e-6, 1e6, NULL,
      "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01)"},
+    {"kl_weight_start", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
+     "KL weights before kl_ramp_epochs[0] ([] = kl_weight: no schedule); they move linearly to "
+     "kl_weight between the two epochs of kl_ramp_epochs"},
+    {"kl_ramp_epochs", DATM_PARAM_INT_LIST, "[0, 0]", 0, 1e6, NULL,
+     "[e0, e1]: epochs between which the KL weights go from kl_weight_start to kl_weight"},
     {"kl_warmup_epochs", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "ramp the KL weights linearly from 0 to w_l over this many epochs (0 = off)"},
     {"lr", DATM_PARAM_REAL, "1e-3", 1e-12, 10, NULL, "Adam learning rate of the encoder"},
@@ -192,6 +197,8 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
 }
 
 /* KL weights of iteration it (1-based): w_l times the warm-up ramp. */
+/* KL weights of iteration it (1-based): kl_weight_start until epoch e0, linear to kl_weight
+ * at epoch e1, times the warm-up ramp from 0 over kl_warmup_epochs. */
 static void kl_weights(const whai_model *m, int64_t it, double *klw)
 {
     double r = 1.0;
@@ -199,8 +206,15 @@ static void kl_weights(const whai_model *m, int64_t it, double *klw)
         r = (double)it / (double)(m->kl_warmup_epochs * m->bpe);
         if (r > 1) r = 1;
     }
+    const double e = (double)it / (double)m->bpe;
+    double f = 1.0;   /* share of the final weights */
+    if (m->kl_ramp[1] > 0) {
+        f = (e - (double)m->kl_ramp[0]) / (double)DATM_MAX(1, m->kl_ramp[1] - m->kl_ramp[0]);
+        f = f < 0 ? 0 : (f > 1 ? 1 : f);
+    }
     klw[0] = 0;
-    for (int l = 1; l <= m->L; l++) klw[l] = m->kl_weight[l] * r;
+    for (int l = 1; l <= m->L; l++)
+        klw[l] = r * ((1.0 - f) * m->kl_weight_start[l] + f * m->kl_weight[l]);
 }
 
 int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
@@ -211,6 +225,7 @@ int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *
         return datm_error_set(err, DATM_E_INVALID, "whai: batch of %lld documents > %lld",
                               (long long)b->X->n_rows, (long long)m->B);
     double klw[DATM_ENC_MAX_LAYERS + 1];
+    m->iteration = ctx->iteration;
     kl_weights(m, ctx->iteration, klw);
     datm_encoder_loss el;
     datm_tlasgr_report rep;
@@ -302,7 +317,7 @@ static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
     int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
     if (rc) return rc;
     double klw[DATM_ENC_MAX_LAYERS + 1];
-    kl_weights(m, m->ch.adam.t + e->draws + 1, klw);
+    kl_weights(m, m->iteration + e->draws + 1, klw);
     datm_encoder_loss el;
     rc = whai_iterate(m, &e->ch, &Xb, e->perm, e->seed, DATM_STREAM_EVAL,
                       ((uint64_t)1 << 30) + (uint64_t)e->draws, klw, &el, NULL, NULL, NULL, err);
@@ -395,6 +410,7 @@ int whai_save(const datm_model *mm, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_write_f32(g, "adam_m", m->ch.adam.m, 1, n, err);
     if (!rc) rc = datm_h5_write_f32(g, "adam_v", m->ch.adam.v, 1, n, err);
     if (!rc) rc = datm_h5_write_scalar(g, "adam_t", (double)m->ch.adam.t, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "iteration", (double)m->iteration, err);
     return rc;
 }
 
@@ -418,6 +434,10 @@ int whai_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
         if (!rc) rc = datm_h5_read_f32(g, "adam_v", m->ch.adam.v, 1, n, err);
         if (!rc) rc = datm_h5_read_scalar(g, "adam_t", &t, err);
         m->ch.adam.t = (int64_t)t;
+    }
+    if (!rc && datm_h5_exists(g, "iteration")) {
+        rc = datm_h5_read_scalar(g, "iteration", &t, err);
+        m->iteration = (int64_t)t;
     }
     return rc;
 }
@@ -477,6 +497,18 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->encoder_steps = datm_config_int(cfg, "encoder_steps");
     m->aug_mean = !strcmp(datm_config_str(cfg, "aug_theta"), "mean");
     int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
+    if (!rc) {
+        const double *ws;
+        int nws = datm_config_real_list(cfg, "kl_weight_start", &ws);
+        if (nws == 0) memcpy(m->kl_weight_start, m->kl_weight, sizeof m->kl_weight);
+        else rc = per_layer(cfg, "kl_weight_start", L, 1.0, m->kl_weight_start, err);
+        const int64_t *ramp;
+        int nr = datm_config_int_list(cfg, "kl_ramp_epochs", &ramp);
+        if (!rc && (nr != 2 || ramp[1] < ramp[0]))
+            rc = datm_error_set(err, DATM_E_INVALID, "model.kl_ramp_epochs: give [e0, e1] with "
+                                "e0 <= e1");
+        if (!rc) { m->kl_ramp[0] = ramp[0]; m->kl_ramp[1] = ramp[1]; }
+    }
 
     /* decoder: no r, top prior Gamma(1, 1) (reference-notes 1.1) */
     datm_gbn_opts go;

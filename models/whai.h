@@ -41,8 +41,11 @@ typedef struct whai_model {
     double          *theta_d[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) theta for augmentation */
     const datm_csr  *train;                        /* borrowed (evaluation chain batches) */
     /* configuration */
-    double           kl_weight[DATM_ENC_MAX_LAYERS + 1];
+    double           kl_weight[DATM_ENC_MAX_LAYERS + 1];        /* final weights w_l */
+    double           kl_weight_start[DATM_ENC_MAX_LAYERS + 1];  /* before kl_ramp[0] */
+    int64_t          kl_ramp[2];                                /* epochs [e0, e1] */
     int64_t          kl_warmup_epochs;
+    int64_t          iteration;                    /* last training iteration (KL schedule) */
     datm_aug_mode    count_mode;
     int              eval_chain;                   /* eval_globals == chain */
     int64_t          eval_thin;

@@ -130,6 +130,11 @@ static void run(const char *name, int transform, int per_layer, int H)
     CHECK(datm_bsm_add_params(&c.bs, &hp, "softmax", c.mh.out_dim, C, 1, &err) == DATM_OK);
     CHECK(datm_params_alloc(&hp, &err) == DATM_OK);
     datm_mlp_head_init_values(&c.mh, &hp, &rng);
+    /* nontrivial standardisation constants (shift, scale): part of the forward path */
+    for (int64_t j = 0; j < c.mh.S; j++) {
+        hp.value[c.mh.o_shift + j] = (float)(0.3 * datm_rng_normal(&rng));
+        hp.value[c.mh.o_scale + j] = (float)(0.5 + datm_rng_uniform(&rng));
+    }
     datm_bsm_init_values(&c.bs, &hp, &rng, 0.5, 0.3);
     c.ne = e->params.size;
     c.nh = hp.size;
@@ -161,8 +166,10 @@ static void run(const char *name, int transform, int per_layer, int H)
     for (int v = 0; v < e->params.n_views; v++)
         for (int64_t j = 0; j < datm_params_len(&e->params, v); j++) idx[m++] = e->params.views[v].offset + j;
     const int64_t m_enc = m;
-    for (int v = 0; v < hp.n_views; v++)
+    for (int v = 0; v < hp.n_views; v++) {
+        if (v == c.mh.v_shift || v == c.mh.v_scale || v == c.mh.v_norm_set) continue;   /* constants */
         for (int64_t j = 0; j < datm_params_len(&hp, v); j++) idx[m++] = c.ne + hp.views[v].offset + j;
+    }
     /* roundoff of the differences ~ eps |f| / h: compare tiny entries in absolute terms */
     const double floor = 2e5 * DBL_EPSILON * fabs(f0) / 1e-4;
     datm_gradcheck r;

@@ -3,8 +3,10 @@
  * softmax, as sDATM-L (no g_1, no hidden layers) and sDATM-N (g_1 maps + hidden layers), for
  * each feature transform (raw, log1p, prop). Gradient check (central differences, double,
  * rel. err < 1e-4) of scale * NLL + kl_scale * KL with a fixed weight noise eps, w.r.t. every
- * head parameter (g_1, g_2, mu, rho) and every input theta(l)_nk; the f32 path agrees with
- * the f64 one. */
+ * head parameter (g_1, g_2, mu, rho) and every input theta(l)_nk, with nontrivial input
+ * standardisation constants (shift, scale; constants, so not differentiated); the f32 path
+ * agrees with the f64 one. A last check: datm_mlp_head_set_norm gives standardised features
+ * mean 0 and sd 1 over the documents it saw. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,10 @@ static void run(int per_layer, int H, int transform)
         for (int64_t i = 0; i < datm_params_len(&p, v); i++) {
             int64_t o = p.views[v].offset + i;
             x[o] = v == c.bs.v_rho ? -1.5 + 0.5 * gauss() : 0.5 * gauss();
+            /* the standardisation constants: nontrivial values, not checked (gradient 0) */
+            if (v == c.mh.v_scale) x[o] = 0.5 + unif();
+            if (v == c.mh.v_norm_set) x[o] = 1;
+            if (v == c.mh.v_shift || v == c.mh.v_scale || v == c.mh.v_norm_set) continue;
             idx[m++] = o;
         }
     /* theta: positive, spread over two orders of magnitude (gamma-like features) */
@@ -162,6 +168,42 @@ int main(void)
     run(1, 0, DATM_FEAT_LOG1P);
     run(0, 1, DATM_FEAT_RAW);
     CHECK(datm_feat_transform_parse("prop") == DATM_FEAT_PROP);
+    /* set_norm: the standardised features of the documents it saw have mean 0 and sd 1 */
+    for (int t = 0; t < DATM_FEAT_COUNT_; t++) {
+        datm_params p;
+        memset(&p, 0, sizeof p);
+        datm_mlp_head mh;
+        datm_error err = {0};
+        CHECK(datm_mlp_head_add_params(&mh, &p, "h", L, K, t, 0, 0, A, &err) == DATM_OK);
+        CHECK(datm_params_alloc(&p, &err) == DATM_OK);
+        datm_rng r;
+        datm_rng_init(&r, 5, DATM_STREAM_TEST, 1);
+        datm_mlp_head_init_values(&mh, &p, &r);
+        CHECK(!datm_mlp_head_norm_is_set(&mh, p.value));
+        enum { N = 64 };
+        float *th[L];
+        for (int l = 0; l < L; l++) {
+            th[l] = malloc(sizeof(float) * N * (size_t)K[l]);
+            for (int64_t i = 0; i < N * K[l]; i++) th[l][i] = (float)(exp(1.5 * gauss()) * 20);
+        }
+        datm_mlp_head_set_norm(&mh, p.value, (const float *const *)th, N);
+        CHECK(datm_mlp_head_norm_is_set(&mh, p.value));
+        float *cache = malloc(sizeof(float) * (size_t)datm_mlp_head_cache_len(&mh, N));
+        const float *s = datm_mlp_head_forward_f32(&mh, p.value, N, (const float *const *)th, cache);
+        double worst = 0;
+        for (int64_t j = 0; j < mh.S; j++) {
+            double m = 0, q = 0;
+            for (int i = 0; i < N; i++) { m += s[i * mh.S + j]; q += (double)s[i * mh.S + j] * s[i * mh.S + j]; }
+            m /= N;
+            worst = fmax(worst, fmax(fabs(m), fabs(sqrt(q / N - m * m) - 1)));
+        }
+        printf("set_norm (%s): max |mean|, |sd - 1| of the standardised features %.3g\n",
+               datm_feat_transform_name(t), worst);
+        CHECK(worst < 1e-3);
+        for (int l = 0; l < L; l++) free(th[l]);
+        free(cache);
+        datm_params_free(&p);
+    }
     CHECK(datm_feat_transform_parse("nope") == -1);
     if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
     printf("sdatm head: ok\n");

@@ -36,6 +36,17 @@ static int add_view(datm_params *p, const char *prefix, const char *what, int id
     return DATM_OK;
 }
 
+static int add_const(datm_params *p, const char *prefix, const char *what, int64_t rows,
+                     int64_t cols, int *v, int64_t *off, datm_error *err)
+{
+    char name[DATM_PARAM_NAME_MAX];
+    snprintf(name, sizeof name, "%s.%s", prefix, what);
+    *v = datm_params_add(p, name, rows, cols, err);
+    if (*v < 0) return err ? err->code : DATM_E_INVALID;
+    *off = p->views[*v].offset;
+    return DATM_OK;
+}
+
 int datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *prefix, int L,
                              const int64_t *k, int transform, int per_layer, int H,
                              const int64_t *a, datm_error *err)
@@ -80,6 +91,10 @@ int datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *prefi
             (st = add_view(p, prefix, "g2_b", j + 1, 1, a[j], &h->v_b[j], &h->o_b[j], err)))
             return st;
     }
+    if ((st = add_const(p, prefix, "norm_shift", 1, h->S, &h->v_shift, &h->o_shift, err)) ||
+        (st = add_const(p, prefix, "norm_scale", 1, h->S, &h->v_scale, &h->o_scale, err)) ||
+        (st = add_const(p, prefix, "norm_set", 1, 1, &h->v_norm_set, &h->o_norm_set, err)))
+        return st;
     return DATM_OK;
 }
 
@@ -95,11 +110,49 @@ void datm_mlp_head_init_values(const datm_mlp_head *h, datm_params *p, datm_rng 
         datm_params_fill_normal(p, h->v_w[j], 1.0 / sqrt((double)n_in), rng);
         datm_params_fill_const(p, h->v_b[j], 0.0);
     }
+    datm_params_fill_const(p, h->v_shift, 0.0);
+    datm_params_fill_const(p, h->v_scale, 1.0);
+    datm_params_fill_const(p, h->v_norm_set, 0.0);
+}
+
+void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *const *theta,
+                            int64_t n)
+{
+    float *shift = block + h->o_shift, *scale = block + h->o_scale;
+    for (int l = 0; l < h->L; l++) {
+        const int64_t K = h->k[l];
+        double *sum = datm_alloc_array((size_t)(2 * K), sizeof(double), NULL);
+        DATM_ASSERT(sum != NULL);
+        double *sq = sum + K;
+        for (int64_t i = 0; i < n; i++) {
+            const float *x = theta[l] + i * K;
+            double tot = 0;
+            if (h->transform == DATM_FEAT_PROP)
+                for (int64_t k = 0; k < K; k++) tot += x[k];
+            for (int64_t k = 0; k < K; k++) {
+                double t = h->transform == DATM_FEAT_LOG1P ? log1p((double)x[k])
+                         : h->transform == DATM_FEAT_PROP  ? (tot > 0 ? x[k] / tot : 0.0)
+                                                           : (double)x[k];
+                sum[k] += t;
+                sq[k] += t * t;
+            }
+        }
+        for (int64_t k = 0; k < K; k++) {
+            double m = n > 0 ? sum[k] / (double)n : 0.0;
+            double var = n > 0 ? sq[k] / (double)n - m * m : 1.0;
+            double sd = sqrt(var > 0 ? var : 0);
+            double fl = 1e-6 * (fabs(m) > 1e-6 ? fabs(m) : 1e-6);
+            shift[h->k_off[l] + k] = (float)m;
+            scale[h->k_off[l] + k] = (float)(1.0 / (sd > fl ? sd : fl));
+        }
+        datm_free(sum);
+    }
+    block[h->o_norm_set] = 1.0f;
 }
 
 int64_t datm_mlp_head_cache_len(const datm_mlp_head *h, int64_t B)
 {
-    int64_t n = B * h->S + B * h->L + (h->per_layer ? B * h->S : 0) + B * h->S;
+    int64_t n = 2 * B * h->S + B * h->L + (h->per_layer ? B * h->S : 0) + B * h->S;
     for (int j = 0; j < h->H; j++) n += 2 * B * h->a[j];
     return n;
 }

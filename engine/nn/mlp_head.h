@@ -1,6 +1,6 @@
 /* engine/nn/mlp_head.h: the feature map of supervised DATM from the per-layer document
  * features theta(1..L) to the input of the Bayesian softmax (paper section III):
- *   t(l) = transform(theta(l))                         (see below; the paper uses theta as is)
+ *   t(l) = (transform(theta(l)) - shift) * scale       (see below; the paper uses theta as is)
  *   u(l) = softplus(t(l) W1(l) + b1(l)), W1(l) (K_l, K_l)   eq. (eq:Wm), g_1^(l); or u = t
  *   s    = [u(1), ..., u(L)]                            eqs. (fearure_fusion[_nonlinear])
  *   h_1  = softplus(s W_2 + b_2), ..., h_H = softplus(h_{H-1} W_{H+1} + b_{H+1})   g_2
@@ -10,10 +10,14 @@
  * transform: theta's scale follows the document length (Phi's columns sum to 1, so
  * sum_k theta(1)_k ~ the token count: ~26,000 for an MNIST image), which saturates a softmax
  * fed with raw theta; log1p(theta) or the per-layer proportions theta / sum_k theta remove it.
- * All three are differentiable, so the label term still reaches theta.
+ * All three are differentiable, so the label term still reaches theta. shift and scale (S
+ * each) standardise the transformed features (mean 0, sd 1 over a set of documents, set by
+ * datm_mlp_head_set_norm; identity until then): the linear head's SGD is badly conditioned
+ * when every feature carries a large common offset (log1p theta ~ 4.7 on MNIST). They are
+ * constants: views of the block (so they are saved with the head) whose gradient is 0.
  *
- * Parameters are views "<prefix>.g1_<l>.W/.b", "<prefix>.g2_<j>.W/.b" of the model's
- * datm_params. f32 and f64 come from one source (mlp_head_impl.h). Letters: B batch rows,
+ * Parameters are views "<prefix>.g1_W<l>/g1_b<l>", "<prefix>.g2_W<j>/g2_b<j>" and the
+ * constants "<prefix>.norm_shift/norm_scale/norm_set" of the model's datm_params. f32 and f64 come from one source (mlp_head_impl.h). Letters: B batch rows,
  * L theta layers, K_l layer widths, S = sum_l K_l, H hidden layers, O = output width. */
 #ifndef DATM_MLP_HEAD_H
 #define DATM_MLP_HEAD_H
@@ -51,14 +55,24 @@ typedef struct datm_mlp_head {
     int64_t  o_w[DATM_MLP_MAX_HIDDEN], o_b[DATM_MLP_MAX_HIDDEN];
     int      v_w1[DATM_MLP_MAX_LAYERS], v_b1[DATM_MLP_MAX_LAYERS];   /* view indices */
     int      v_w[DATM_MLP_MAX_HIDDEN], v_b[DATM_MLP_MAX_HIDDEN];
+    int      v_shift, v_scale, v_norm_set;          /* constants: (1, S), (1, S), (1, 1) */
+    int64_t  o_shift, o_scale, o_norm_set;
 } datm_mlp_head;
 
 /* Declares the views (before datm_params_alloc). */
 int  datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *prefix, int L,
                               const int64_t *k, int transform, int per_layer, int H,
                               const int64_t *a, datm_error *err);
-/* W ~ N(0, 1/n_in) (LeCun normal), b = 0. */
+/* W ~ N(0, 1/n_in) (LeCun normal), b = 0; shift 0, scale 1 (not yet set). */
 void datm_mlp_head_init_values(const datm_mlp_head *h, datm_params *p, datm_rng *rng);
+/* shift = mean, scale = 1 / sd (sd floored at 1e-6 of the mean's scale) of transform(theta)
+ * over n documents (theta[l] (n, K_l)); marks the head's norm as set. */
+void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *const *theta,
+                            int64_t n);
+static inline int datm_mlp_head_norm_is_set(const datm_mlp_head *h, const float *block)
+{
+    return block[h->o_norm_set] != 0.0f;
+}
 
 /* Elements of the forward cache and of the backward work space for a batch of B rows. */
 int64_t datm_mlp_head_cache_len(const datm_mlp_head *h, int64_t B);
@@ -70,7 +84,8 @@ const float  *datm_mlp_head_forward_f32(const datm_mlp_head *h, const float *blo
 const double *datm_mlp_head_forward_f64(const datm_mlp_head *h, const double *block, int64_t B,
                                         const double *const *theta, double *cache);
 
-/* Backward for upstream dout (B, O): the head's gradient views in gblock are OVERWRITTEN;
+/* Backward for upstream dout (B, O): the head's gradient views in gblock are OVERWRITTEN
+ * (the constants' with 0);
  * dtheta[l] (B, K_l) = d/dtheta(l) + beta dtheta[l] (dtheta NULL: not needed). */
 void datm_mlp_head_backward_f32(const datm_mlp_head *h, const float *block, float *gblock,
                                 int64_t B, const float *const *theta, const float *cache,

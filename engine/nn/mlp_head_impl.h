@@ -2,8 +2,8 @@
  * by mlp_head.c with REAL = float / double and SFX = f32 / f64. Not a public header.
  *
  * Cache layout for a batch of B rows (all row-major):
- *   t(l) (B, K_l) for l = 1..L | 1/sum_k theta(l) (B) per layer | z1(l) (B, K_l) if g_1 |
- *   s (B, S) | z_j (B, a_j), h_j (B, a_j) for j = 1..H */
+ *   t(l) (B, K_l) for l = 1..L | tn(l) (B, K_l) the standardised t | 1/sum_k theta(l) (B)
+ *   per layer | z1(l) (B, K_l) if g_1 | s (B, S) | z_j (B, a_j), h_j (B, a_j) for j = 1..H */
 #ifndef REAL
 #error "define REAL, SFX, SOFTPLUS, TINY before including"
 #endif
@@ -13,7 +13,8 @@
 #define FN(name) CAT(name, SFX)
 
 typedef struct FN(mh_layout) {
-    REAL *t[DATM_MLP_MAX_LAYERS], *inv[DATM_MLP_MAX_LAYERS], *z1[DATM_MLP_MAX_LAYERS];
+    REAL *t[DATM_MLP_MAX_LAYERS], *tn[DATM_MLP_MAX_LAYERS], *inv[DATM_MLP_MAX_LAYERS];
+    REAL *z1[DATM_MLP_MAX_LAYERS];
     REAL *s, *z[DATM_MLP_MAX_HIDDEN], *hh[DATM_MLP_MAX_HIDDEN];
 } FN(mh_layout);
 
@@ -21,6 +22,7 @@ static void FN(mh_carve)(const datm_mlp_head *h, int64_t B, REAL *cache, FN(mh_l
 {
     REAL *q = cache;
     for (int l = 0; l < h->L; l++) { c->t[l] = q; q += B * h->k[l]; }
+    for (int l = 0; l < h->L; l++) { c->tn[l] = q; q += B * h->k[l]; }
     for (int l = 0; l < h->L; l++) { c->inv[l] = q; q += B; }
     for (int l = 0; l < h->L; l++) {
         c->z1[l] = h->per_layer ? q : NULL;
@@ -60,6 +62,12 @@ const REAL *FN(datm_mlp_head_forward)(const datm_mlp_head *h, const REAL *block,
                 for (int64_t k = 0; k < K; k++) o[k] = x[k];
             }
         }
+        /* tn = (t - shift) * scale, the constants of datm_mlp_head_set_norm */
+        const REAL *shift = block + h->o_shift + h->k_off[l], *scale = block + h->o_scale + h->k_off[l];
+        for (int64_t n = 0; n < B; n++)
+            for (int64_t k = 0; k < K; k++)
+                c.tn[l][n * K + k] = (t[n * K + k] - shift[k]) * scale[k];
+        t = c.tn[l];
         if (h->per_layer) {
             FN(datm_dense_forward)(B, K, K, t, block + h->o_w1[l], block + h->o_b1[l], c.z1[l]);
             for (int64_t n = 0; n < B; n++)
@@ -91,6 +99,10 @@ void FN(datm_mlp_head_backward)(const datm_mlp_head *h, const REAL *block, REAL 
     for (int j = 0; j < h->H; j++) wmax = h->a[j] > wmax ? h->a[j] : wmax;
     for (int l = 0; l < h->L; l++) wmax = h->k[l] > wmax ? h->k[l] : wmax;
     REAL *ds = work, *bufA = work + B * h->S, *bufB = bufA + B * wmax;
+    /* the standardisation constants get no gradient */
+    memset(gblock + h->o_shift, 0, (size_t)h->S * sizeof(REAL));
+    memset(gblock + h->o_scale, 0, (size_t)h->S * sizeof(REAL));
+    gblock[h->o_norm_set] = 0;
 
     /* g_2: back through the hidden layers down to ds (B, S) */
     if (h->H == 0) {
@@ -115,26 +127,27 @@ void FN(datm_mlp_head_backward)(const datm_mlp_head *h, const REAL *block, REAL 
         const REAL *dt = bufA;
         if (h->per_layer) {
             FN(datm_softplus_backward)(B * K, c.z1[l], bufA, bufA);
-            FN(datm_dense_backward)(B, K, K, c.t[l], block + h->o_w1[l], bufA,
+            FN(datm_dense_backward)(B, K, K, c.tn[l], block + h->o_w1[l], bufA,
                                     gblock + h->o_w1[l], gblock + h->o_b1[l],
                                     dtheta ? bufB : NULL, (REAL)0);
             dt = bufB;
         }
         if (!dtheta) continue;
+        const REAL *scale = block + h->o_scale + h->k_off[l];
         const REAL *th = theta[l];
         REAL *dth = dtheta[l];
         for (int64_t n = 0; n < B; n++) {
-            const REAL *x = th + n * K, *g = dt + n * K;
+            const REAL *x = th + n * K, *g = dt + n * K;   /* g: d/d tn */
             REAL *o = dth + n * K;
             REAL dot = 0;
             if (h->transform == DATM_FEAT_PROP)
-                for (int64_t k = 0; k < K; k++) dot += g[k] * c.t[l][n * K + k];
+                for (int64_t k = 0; k < K; k++) dot += g[k] * scale[k] * c.t[l][n * K + k];
             for (int64_t k = 0; k < K; k++) {
-                REAL v;
+                REAL v, gt = g[k] * scale[k];   /* d/dt */
                 switch (h->transform) {
-                case DATM_FEAT_LOG1P: v = g[k] / ((REAL)1 + x[k]); break;
-                case DATM_FEAT_PROP:  v = (g[k] - dot) * c.inv[l][n]; break;
-                default:              v = g[k];
+                case DATM_FEAT_LOG1P: v = gt / ((REAL)1 + x[k]); break;
+                case DATM_FEAT_PROP:  v = (gt - dot) * c.inv[l][n]; break;
+                default:              v = gt;
                 }
                 o[k] = beta == 0 ? v : v + beta * o[k];
             }
