@@ -141,6 +141,52 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
     return DATM_OK;
 }
 
+/* ---- the schema ---- */
+
+/* WHAI's schema edits shared by both variants (variant_schema_build). */
+static const variant_schema_edit sdatm_edits[] = {
+    {"kl_warmup_epochs", "10",
+     "KL terms ramp linearly from 0 to their weight over this many epochs: those of theta "
+     "from the start, KL(q(W) || p(W)) from the first supervised epoch (paper sec. IV-B, "
+     "after Sonderby et al.; length not given)"},
+    {"eval_globals", "fixed", NULL}};
+
+/* Keys of the supervised part (both variants), NULL-terminated. */
+static const datm_param_schema sdatm_extra[] = {
+    {"unsup_epochs", DATM_PARAM_INT, "100", 0, 1e7, NULL,
+     "epochs without the label term before the supervised ones (paper: 100 then 300)"},
+    {"label_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,
+     "weight of the label log-likelihood in the ELBO (paper: 1)"},
+    {"head_transform", DATM_PARAM_CHOICE, "log1p", SDATM_NOB, "raw|log1p|prop",
+     "theta -> classifier input: raw (paper), log(1 + theta), or per-layer proportions"},
+    {"head_standardize", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
+     "standardise the transformed features (mean 0, sd 1 over the training documents' "
+     "posterior-mean theta, taken at the first supervised iteration and then fixed)"},
+    {"head_lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the classifier"},
+    {"head_bias", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
+     "add a (Bayesian) intercept row to the softmax weights"},
+    {"w_sigma0", DATM_PARAM_REAL, "0.01", 1e-8, 10, NULL,
+     "initial posterior sd of every softmax weight (sigma = softplus(rho))"},
+    {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"},
+    {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,
+     "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"},
+    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+
+void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra)
+{
+    /* variant_schema_build takes one extra table: the shared keys, then the variant's */
+    datm_param_schema extra[VARIANT_SCHEMA_CAP];
+    int n = 0;
+    for (int i = 0; sdatm_extra[i].key; i++) extra[n++] = sdatm_extra[i];
+    for (int i = 0; variant_extra && variant_extra[i].key; i++) {
+        DATM_ASSERT(n < VARIANT_SCHEMA_CAP - 1);
+        extra[n++] = variant_extra[i];
+    }
+    memset(&extra[n], 0, sizeof extra[n]);
+    variant_schema_build(dst, VARIANT_SCHEMA_CAP, datm_whai_schema, sdatm_edits,
+                         (int)DATM_COUNTOF(sdatm_edits), extra);
+}
+
 /* ---- creation ---- */
 
 int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_model_ops *ops,

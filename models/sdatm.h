@@ -34,32 +34,20 @@
 #include "variant_schema.h"
 
 #define SDATM_NOB 1.0, 0.0
-/* WHAI's schema edits shared by both variants (variant_schema_build). */
-#define SDATM_SCHEMA_EDITS                                                                     \
-    {"kl_warmup_epochs", "10",                                                                 \
-     "KL terms ramp linearly from 0 to their weight over this many epochs: those of theta "   \
-     "from the start, KL(q(W) || p(W)) from the first supervised epoch (paper sec. IV-B, "     \
-     "after Sonderby et al.; length not given)"},                                              \
-    {"eval_globals", "fixed", NULL}
-/* Keys of the supervised part (both variants). */
-#define SDATM_EXTRA_SCHEMA                                                                     \
-    {"unsup_epochs", DATM_PARAM_INT, "100", 0, 1e7, NULL,                                      \
-     "epochs without the label term before the supervised ones (paper: 100 then 300)"},       \
-    {"label_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,                                       \
-     "weight of the label log-likelihood in the ELBO (paper: 1)"},                             \
-    {"head_transform", DATM_PARAM_CHOICE, "log1p", SDATM_NOB, "raw|log1p|prop",                \
-     "theta -> classifier input: raw (paper), log(1 + theta), or per-layer proportions"},      \
-    {"head_standardize", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,                            \
-     "standardise the transformed features (mean 0, sd 1 over the training documents' "       \
-     "posterior-mean theta, taken at the first supervised iteration and then fixed)"},         \
-    {"head_lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the classifier"}, \
-    {"head_bias", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,                                    \
-     "add a (Bayesian) intercept row to the softmax weights"},                                 \
-    {"w_sigma0", DATM_PARAM_REAL, "0.01", 1e-8, 10, NULL,                                      \
-     "initial posterior sd of every softmax weight (sigma = softplus(rho))"},                  \
-    {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"}, \
-    {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,                                        \
-     "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"}
+
+/* dst (VARIANT_SCHEMA_CAP entries) = WHAI's schema (models/whai.h) with sDATM's defaults, the
+ * supervised keys both variants share (unsup_epochs, label_weight, head_*, w_*; sdatm.c),
+ * then variant_extra (NULL-terminated; may be NULL). Called once from each variant's schema
+ * constructor. */
+void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra);
+
+/* The datm_model_ops fields both variants share (all but name, summary, schema, create). */
+#define SDATM_OPS_COMMON                                                                       \
+    .api_version = DATM_MODEL_API_VERSION, .train_batch = sdatm_train_batch,                   \
+    .eval_begin = sdatm_eval_begin, .eval_step = sdatm_eval_step, .eval_end = sdatm_eval_end,  \
+    .infer = sdatm_infer, .predict = sdatm_predict, .get_phi = sdatm_get_phi,                  \
+    .n_layers = sdatm_n_layers, .save = sdatm_save, .load = sdatm_load,                        \
+    .destroy = sdatm_destroy
 
 typedef enum { SDATM_HEAD_LINEAR = 0, SDATM_HEAD_MLP = 1 } sdatm_head_kind;
 

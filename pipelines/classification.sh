@@ -6,10 +6,11 @@
 #   OUT/error_depth_width.png  sDATM-N test error vs depth, one line per first-layer width
 #                              (+ .svg, and the .dat/.gp to restyle it)
 # usage: pipelines/classification.sh [PIPELINE.yaml] [--datm PATH] [--out DIR] [--only REGEX]
-#                                    [--dry] [--report-only]
+#                                    [--dry] [--report-only] [--threads N]
 #   --only REGEX   run only the table rows / sweep points whose id matches (report lists all)
 #   --dry          print the commands only
 #   --report-only  run nothing; build the report from the runs that exist
+#   --threads N    passed to every `datm run` (default: datm's, all cores)
 # A run with OUT/<id>/result.h5 (COMPLETED) is not run again, so the script can be stopped and
 # restarted. Each run's wall time goes to OUT/<id>/wall_s. Needs gnuplot for the figure.
 set -u
@@ -19,6 +20,7 @@ OUT=""
 ONLY=""
 DRY=0
 REPORT_ONLY=0
+THREADS=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --datm) DATM=$2; shift 2 ;;
@@ -26,7 +28,8 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift 2 ;;
         --dry) DRY=1; shift ;;
         --report-only) REPORT_ONLY=1; shift ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+        --threads) THREADS=(--threads "$2"); shift 2 ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) PIPE=$1; shift ;;
     esac
 done
@@ -59,7 +62,7 @@ run_one() {   # id spec overrides...
     local t0 t1
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    if "$DATM" run "$spec" $COMMON "$@" -o "$OUT/$id" --quiet; then
+    if "$DATM" run "$spec" $COMMON "$@" -o "$OUT/$id" "${THREADS[@]}" --quiet; then
         t1=$(date +%s.%N)
         awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", b - a}' > "$OUT/$id/wall_s"
     else
@@ -130,7 +133,7 @@ MD="$OUT/classification.md"
         tts=$( [ -n "$tt" ] && awk -v x="$tt" 'BEGIN {printf "%.3g", x}' || echo n/a)
         echo "| $(field "$r" data) | $(field "$r" model) | $(resolved "$d" model.layers) |" \
              "$(resolved "$d" train.epochs) (${un}) | ${ntr:-} |" \
-             "$( [ $status = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) |" \
+             "$( [ "$status" = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) |" \
              "$f1s | $tts |" \
              "$(cat "$d/wall_s" 2>/dev/null || echo n/a) | \`$(field "$r" set)\` |"
     done < <(rows)
