@@ -309,6 +309,16 @@ static int lr_check(const float *X, int64_t n, int64_t d, const int32_t *y, int 
 }
 
 /* Model arrays + standardisation from all N rows (column mean and sd, sd 0 -> 1). */
+/* OpenBLAS keeps its own thread count (all cores by default) apart from OpenMP's: cap it at
+ * `want` (>= 1) so that `--threads 1` also means one BLAS thread (its idle threads spin in
+ * sched_yield and took a whole core of a shared machine). Returns the count to restore. */
+static int lr_blas_cap(int want)
+{
+    const int had = openblas_get_num_threads();
+    openblas_set_num_threads(DATM_MAX(1, DATM_MIN(had, want)));
+    return had;
+}
+
 static int lr_model_init(datm_logreg *m, const float *X, int64_t n, int64_t d, int c,
                          const datm_logreg_params *p, datm_error *err)
 {
@@ -374,7 +384,9 @@ int datm_logreg_fit(const float *X, int64_t n, int64_t d, const int32_t *y, int 
         return st;
     }
     lr_init_bias(out->w, d, c, out->fit_bias, y, NULL, n);
+    const int blas_threads = lr_blas_cap(omp_get_max_threads());
     out->iterations = lr_lbfgs(&pb, out->w, p_in->max_iter, p_in->tol, &out->grad_norm, err);
+    openblas_set_num_threads(blas_threads);
     lr_problem_free(&pb);
     if (out->iterations < 0) { datm_logreg_free(out); return DATM_E_NOMEM; }
     return DATM_OK;
@@ -426,6 +438,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
     const double *lams = p->lambdas ? p->lambdas : grid;
     int nl = p->lambdas ? p->n_lambdas : (int)DATM_COUNTOF(grid);
     if (nl < 1) return datm_error_set(err, DATM_E_INVALID, "logreg: no lambda candidates");
+    const int blas_threads = openblas_get_num_threads();   /* restored at done */
 
     /* The CV subset: evenly spaced within each class (stratified, deterministic). The
      * j-th document of class k (document order) goes to fold j % kf. */
@@ -476,8 +489,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
         }
     const int64_t P = (d + out->fit_bias) * c;
     const int nt = DATM_MIN(omp_get_max_threads(), kf);
-    const int blas_threads = openblas_get_num_threads();
-    if (nt > 1) openblas_set_num_threads(1);
+    lr_blas_cap(nt > 1 ? 1 : omp_get_max_threads());
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
     for (int f = 0; f < kf; f++) {
         datm_error ferr = {0};
@@ -512,7 +524,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
         datm_free(va);
         datm_free(w);
     }
-    if (nt > 1) openblas_set_num_threads(blas_threads);
+    lr_blas_cap(omp_get_max_threads());   /* the final fit: the caller's budget */
     for (int f = 0; f < kf; f++) {
         if (fst[f] && !st) st = datm_error_set(err, fst[f], "logreg: cross-validation fold %d "
                                                "failed (out of memory)", f);
@@ -560,6 +572,7 @@ int datm_logreg_fit_cv(const float *X, int64_t n, int64_t d, const int32_t *y, i
     if (out->iterations < 0) st = DATM_E_NOMEM;
 
 done:
+    openblas_set_num_threads(blas_threads);
     lr_problem_free(&pb);
     datm_free(cls_n); datm_free(cls_seen); datm_free(cls_kept); datm_free(fold);
     datm_free(va_err); datm_free(va_ll);
