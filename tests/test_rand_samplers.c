@@ -106,6 +106,21 @@ static void test_normal(void)
     for (int i = 0; i < 1001; i++)
         same &= fv[i] == (float)datm_rng_normal(&b);
     CHECK(same, "normal_fill_f is not (float)normal");
+    /* normal_fill (double) is the same sequence exactly, and leaves the stream where the
+     * calls would: runs of many lengths, from buffer positions odd and even (a uniform_f
+     * between runs takes one word), over many rejections (20000 values ~ 200 slow paths) */
+    rng_for(&a, 3);
+    b = a;
+    static double dv[20000];
+    same = 1;
+    size_t lens[] = {0, 1, 2, 3, 15, 16, 17, 31, 100, 999, 20000};
+    for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+        datm_rng_normal_fill(&a, dv, lens[t]);
+        for (size_t i = 0; i < lens[t]; i++) same &= dv[i] == datm_rng_normal(&b);
+        same &= datm_rng_uniform_f(&a) == datm_rng_uniform_f(&b);
+        same &= memcmp(&a, &b, sizeof a) == 0;
+    }
+    CHECK(same, "normal_fill is not the sequence of datm_rng_normal");
 }
 
 static void test_exponential(void)

@@ -153,6 +153,11 @@ typedef struct datm_tlasgr_report {
 int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                      datm_tlasgr_report *rep, datm_error *err);
 
+/* Plain single-threaded reference of datm_tlasgr_step (one column at a time, one
+ * datm_rng_normal per entry): the same results bit for bit; for tests and benchmarks. */
+int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
+                         datm_tlasgr_report *rep, datm_error *err);
+
 /* [.]_angle of paper eq. (Phi-updata): shift along the old column so the new one sums to 1,
  * clamp every entry to >= floor, renormalise. col and old are n entries apart by stride. */
 void datm_simplex_project(double *col, const double *old, int64_t n, int64_t stride,

@@ -8,7 +8,15 @@
  *             + sqrt(2 eps_t phi_vk / M_k) z_vk,         z ~ N(0, 1) elementwise,
  * then the column is projected onto the simplex. M_k = rho A_.k on the first step, then
  * (1 - eps'_t) M_k + eps'_t rho A_.k, floored at m_floor. The r update is eq. r_update with
- * M^(L+1) annealed from rho sum_n q_n(L+1). */
+ * M^(L+1) annealed from rho sum_n q_n(L+1).
+ *
+ * Two implementations with bit-identical results (tests/test_decoder_tlasgr_fast.c):
+ * datm_tlasgr_step_ref walks one column at a time down the row-major Phi (a 1 KB stride per
+ * entry at K = 128: every access a cache miss); datm_tlasgr_step takes blocks of 8 columns
+ * (one 64-byte line of each row), draws the block's noise column by column from the same
+ * streams, and runs the update and the projection across the 8 columns at once (AVX2 when
+ * the CPU has it; the same IEEE operations in the same order either way), blocks spread over
+ * OpenMP threads. Per column, every sum runs over v in increasing order in both. */
 #include <omp.h>
 #include <string.h>
 
@@ -42,8 +50,35 @@ static double anneal_m(double m_old, double est, int first, double eps_m, double
     return m > floor ? m : floor;
 }
 
-int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
-                     datm_tlasgr_report *rep, datm_error *err)
+/* The top-layer shape r (paper eq. r_update), shared by both implementations. */
+static int step_r(datm_gbn *g, const datm_gbn_stats *s, double rho, uint64_t seed, int64_t t,
+                  int first, double eps, double eps_m, double inv, datm_tlasgr_report *rep,
+                  datm_error *err)
+{
+    const int64_t KL = g->K[g->L];
+    const double q = s->q_sum * inv;
+    g->M_r = anneal_m(g->M_r, rho * q, first, eps_m, g->o.m_floor);
+    const double a = eps / g->M_r;
+    rep->step_mean[g->L + 1] = a;
+    datm_rng rng;
+    datm_rng_init2(&rng, seed, DATM_STREAM_PHI_NOISE, (uint64_t)t * 64 + 63, 0);
+    for (int64_t k = 0; k < KL; k++) {
+        double rk = g->r[k];
+        double drift = (rho * s->tables[k] * inv + g->gamma0 / (double)KL) -
+                       rk * (g->c0 + rho * q);
+        double nr = fabs(rk + a * drift + sqrt(2.0 * a * rk) * datm_rng_normal(&rng));
+        if (!isfinite(nr))
+            return datm_error_set(err, DATM_E_NUMERIC, "tlasgr: step %lld: r[%lld] = %.17g",
+                                  (long long)t, (long long)k, nr);
+        g->r[k] = nr > g->o.r_floor ? nr : g->o.r_floor;
+    }
+    return DATM_OK;
+}
+
+/* ---------------------------------------------------------------- reference */
+
+int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
+                         datm_tlasgr_report *rep, datm_error *err)
 {
     if (s->n_passes <= 0)
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: no augmentation pass in the stats");
@@ -63,9 +98,9 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
 
     int64_t maxR = 1;
     for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
-    const int T = omp_get_max_threads();
-    double *buf = datm_alloc_array((size_t)(T * 2 * maxR), sizeof(double), err);
+    double *buf = datm_alloc_array((size_t)(2 * maxR), sizeof(double), err);
     if (!buf) return err->code;
+    double *nw = buf, *old = buf + maxR;
 
     for (int l = 1; l <= g->L; l++) {
         const int64_t R = g->K[l - 1], C = g->K[l];
@@ -73,7 +108,6 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         double *phi = g->phi[l];
         const double eta = g->eta[l];
         double *M = g->M[l];
-        /* column sums of the averaged counts, in a fixed order */
         double step_sum = 0.0;
         for (int64_t k = 0; k < C; k++) {
             double cs = 0.0;
@@ -83,10 +117,7 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         }
         rep->step_mean[l] = step_sum / (double)C;
         int64_t bad = -1;
-#pragma omp parallel for num_threads(T) schedule(dynamic, 4)
         for (int64_t k = 0; k < C; k++) {
-            const int tid = omp_get_thread_num();
-            double *nw = buf + (int64_t)tid * 2 * maxR, *old = nw + maxR;
             datm_rng rng;
             datm_rng_init2(&rng, seed, DATM_STREAM_PHI_NOISE, (uint64_t)t * 64 + (uint64_t)l,
                            (uint64_t)k);
@@ -104,9 +135,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
             datm_simplex_project(nw, old, R, 1, g->o.phi_floor);
             int ok = 1;
             for (int64_t v = 0; v < R; v++) ok &= isfinite(nw[v]);
-            if (!ok) {
-#pragma omp critical(datm_tlasgr_bad)
-                if (bad < 0 || k < bad) bad = k;
+            if (!ok) {   /* the column stays as it was; the other columns are updated */
+                if (bad < 0) bad = k;
                 continue;
             }
             for (int64_t v = 0; v < R; v++) phi[v * C + k] = nw[v];
@@ -119,27 +149,269 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         }
     }
     datm_free(buf);
-
     if (g->r) {
-        const int64_t KL = g->K[g->L];
-        const double q = s->q_sum * inv;
-        g->M_r = anneal_m(g->M_r, rho * q, first, eps_m, g->o.m_floor);
-        const double a = eps / g->M_r;
-        rep->step_mean[g->L + 1] = a;
-        datm_rng rng;
-        datm_rng_init2(&rng, seed, DATM_STREAM_PHI_NOISE, (uint64_t)t * 64 + 63, 0);
-        for (int64_t k = 0; k < KL; k++) {
-            double rk = g->r[k];
-            double drift = (rho * s->tables[k] * inv + g->gamma0 / (double)KL) -
-                           rk * (g->c0 + rho * q);
-            double nr = fabs(rk + a * drift + sqrt(2.0 * a * rk) * datm_rng_normal(&rng));
-            if (!isfinite(nr))
-                return datm_error_set(err, DATM_E_NUMERIC, "tlasgr: step %lld: r[%lld] = %.17g",
-                                      (long long)t, (long long)k, nr);
-            g->r[k] = nr > g->o.r_floor ? nr : g->o.r_floor;
-        }
+        int rc = step_r(g, s, rho, seed, t, first, eps, eps_m, inv, rep, err);
+        if (rc) return rc;
     }
     g->t = t;
     datm_gbn_sync_f(g);
+    return DATM_OK;
+}
+
+/* ---------------------------------------------------------------- blocked */
+
+#define TL_W 8   /* columns per block: one 64-byte line of a row of doubles */
+
+/* What one block of columns k0 .. k0 + w - 1 of a layer needs. */
+typedef struct tl_layer {
+    int64_t R, C;
+    const double *A;       /* (R, C) summed counts */
+    double *phi;           /* (R, C) */
+    float  *phi_f;         /* (R, C) float mirror */
+    const double *M;       /* (C) preconditioner, already updated */
+    const double *cs;      /* (C) column sums of A */
+    double rho, inv, eta, eps, floor;
+} tl_layer;
+
+/* Portable kernel for w <= TL_W columns: z (w, R) noise in, column-major; nw (R, TL_W)
+ * scratch. Returns a bit mask of the columns whose projected values are all finite (those
+ * are written to phi and phi_f; the others are left as they were). */
+static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, const double *z, double *nw)
+{
+    const int64_t R = Lr->R, C = Lr->C;
+    double a[TL_W], b[TL_W], s[TL_W], d[TL_W], s2[TL_W];
+    for (int j = 0; j < w; j++) {
+        b[j] = Lr->rho * Lr->cs[k0 + j] * Lr->inv + Lr->eta * (double)R;
+        a[j] = Lr->eps / Lr->M[k0 + j];
+        s[j] = 0.0;
+        s2[j] = 0.0;
+    }
+    for (int64_t v = 0; v < R; v++) {
+        const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+        for (int j = 0; j < w; j++) {
+            double p = pr[j];
+            double drift = (Lr->rho * ar[j] * Lr->inv + Lr->eta) - b[j] * p;
+            double sd = sqrt(2.0 * a[j] * (p > 0 ? p : 0.0));
+            double x = p + a[j] * drift + sd * z[j * R + v];
+            nw[v * TL_W + j] = x;
+            s[j] += x;
+        }
+    }
+    for (int j = 0; j < w; j++) d[j] = s[j] - 1.0;
+    for (int64_t v = 0; v < R; v++) {
+        const double *pr = Lr->phi + v * C + k0;
+        for (int j = 0; j < w; j++) {
+            double x = nw[v * TL_W + j] - d[j] * pr[j];
+            if (!(x >= Lr->floor)) x = isnan(x) ? x : Lr->floor;
+            nw[v * TL_W + j] = x;
+            s2[j] += x;
+        }
+    }
+    unsigned ok = (1u << w) - 1;
+    for (int64_t v = 0; v < R; v++)
+        for (int j = 0; j < w; j++) {
+            double x = nw[v * TL_W + j] / s2[j];
+            nw[v * TL_W + j] = x;
+            if (!isfinite(x)) ok &= ~(1u << j);
+        }
+    for (int64_t v = 0; v < R; v++)
+        for (int j = 0; j < w; j++)
+            if (ok >> j & 1) {
+                Lr->phi[v * C + k0 + j] = nw[v * TL_W + j];
+                Lr->phi_f[v * C + k0 + j] = (float)nw[v * TL_W + j];
+            }
+    return ok;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define TL_HAVE_AVX2 1
+#define TL_PF 16   /* rows ahead to prefetch */
+
+/* The same for a full block of 8 columns, two 4-lane halves per row. max(p, 0) is
+ * (p > 0 ? p : 0.0) exactly (maxpd returns the second operand for NaN and for -0 vs 0). */
+__attribute__((target("avx2")))
+static unsigned block_avx2(const tl_layer *Lr, int64_t k0, const double *z, double *nw)
+{
+    const int64_t R = Lr->R, C = Lr->C;
+    __m256d a[2], b[2], s[2], d[2], s2[2];
+    const __m256d vrho = _mm256_set1_pd(Lr->rho), vinv = _mm256_set1_pd(Lr->inv);
+    const __m256d veta = _mm256_set1_pd(Lr->eta), two = _mm256_set1_pd(2.0);
+    const __m256d zero = _mm256_setzero_pd(), vfloor = _mm256_set1_pd(Lr->floor);
+    const __m256d etaR = _mm256_set1_pd(Lr->eta * (double)R), veps = _mm256_set1_pd(Lr->eps);
+    for (int h = 0; h < 2; h++) {
+        __m256d cs = _mm256_loadu_pd(Lr->cs + k0 + 4 * h);
+        b[h] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(vrho, cs), vinv), etaR);
+        a[h] = _mm256_div_pd(veps, _mm256_loadu_pd(Lr->M + k0 + 4 * h));
+        s[h] = s2[h] = zero;
+    }
+    for (int64_t v = 0; v < R; v++) {
+        const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+        /* rows are C doubles apart: the hardware prefetcher stops at every 4 KB page */
+        if (v + TL_PF < R) {
+            _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+            _mm_prefetch((const char *)(ar + TL_PF * C), _MM_HINT_T0);
+        }
+        for (int h = 0; h < 2; h++) {
+            const int j = 4 * h;
+            __m256d p = _mm256_loadu_pd(pr + j);
+            __m256d av = _mm256_loadu_pd(ar + j);
+            __m256d drift = _mm256_sub_pd(
+                _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(vrho, av), vinv), veta),
+                _mm256_mul_pd(b[h], p));
+            __m256d sd = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_mul_pd(two, a[h]),
+                                                      _mm256_max_pd(p, zero)));
+            __m256d zz = _mm256_setr_pd(z[(j + 0) * R + v], z[(j + 1) * R + v],
+                                        z[(j + 2) * R + v], z[(j + 3) * R + v]);
+            __m256d x = _mm256_add_pd(_mm256_add_pd(p, _mm256_mul_pd(a[h], drift)),
+                                      _mm256_mul_pd(sd, zz));
+            _mm256_storeu_pd(nw + v * TL_W + j, x);
+            s[h] = _mm256_add_pd(s[h], x);
+        }
+    }
+    for (int h = 0; h < 2; h++) d[h] = _mm256_sub_pd(s[h], _mm256_set1_pd(1.0));
+    for (int64_t v = 0; v < R; v++) {
+        const double *pr = Lr->phi + v * C + k0;
+        if (v + TL_PF < R) _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+        for (int h = 0; h < 2; h++) {
+            __m256d x = _mm256_sub_pd(_mm256_loadu_pd(nw + v * TL_W + 4 * h),
+                                      _mm256_mul_pd(d[h], _mm256_loadu_pd(pr + 4 * h)));
+            /* keep x when x >= floor or x is NaN, else floor */
+            __m256d keep = _mm256_or_pd(_mm256_cmp_pd(x, vfloor, _CMP_GE_OQ),
+                                        _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+            x = _mm256_blendv_pd(vfloor, x, keep);
+            _mm256_storeu_pd(nw + v * TL_W + 4 * h, x);
+            s2[h] = _mm256_add_pd(s2[h], x);
+        }
+    }
+    /* finite: x - x == 0 (false for inf and NaN) */
+    __m256d fin[2] = {_mm256_castsi256_pd(_mm256_set1_epi64x(-1)),
+                      _mm256_castsi256_pd(_mm256_set1_epi64x(-1))};
+    for (int64_t v = 0; v < R; v++)
+        for (int h = 0; h < 2; h++) {
+            __m256d x = _mm256_div_pd(_mm256_loadu_pd(nw + v * TL_W + 4 * h), s2[h]);
+            _mm256_storeu_pd(nw + v * TL_W + 4 * h, x);
+            fin[h] = _mm256_and_pd(fin[h], _mm256_cmp_pd(_mm256_sub_pd(x, x), zero, _CMP_EQ_OQ));
+        }
+    unsigned ok = (unsigned)_mm256_movemask_pd(fin[0]) | (unsigned)_mm256_movemask_pd(fin[1]) << 4;
+    if (ok == 0xFFu) {
+        for (int64_t v = 0; v < R; v++) {
+            double *pr = Lr->phi + v * C + k0;
+            float *fr = Lr->phi_f + v * C + k0;
+            for (int h = 0; h < 2; h++) {
+                __m256d x = _mm256_loadu_pd(nw + v * TL_W + 4 * h);
+                _mm256_storeu_pd(pr + 4 * h, x);
+                _mm_storeu_ps(fr + 4 * h, _mm256_cvtpd_ps(x));
+            }
+        }
+    } else {
+        for (int64_t v = 0; v < R; v++)
+            for (int j = 0; j < TL_W; j++)
+                if (ok >> j & 1) {
+                    Lr->phi[v * C + k0 + j] = nw[v * TL_W + j];
+                    Lr->phi_f[v * C + k0 + j] = (float)nw[v * TL_W + j];
+                }
+    }
+    return ok;
+}
+#endif
+
+/* Tests set this to 1 to run the portable block kernel instead of the AVX2 one. */
+int datm_tlasgr_force_scalar = 0;
+
+int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
+                     datm_tlasgr_report *rep, datm_error *err)
+{
+    if (s->n_passes <= 0)
+        return datm_error_set(err, DATM_E_INVALID, "tlasgr: no augmentation pass in the stats");
+    if (!(rho > 0) || !isfinite(rho))
+        return datm_error_set(err, DATM_E_INVALID, "tlasgr: rho = %.17g", rho);
+    datm_gbn_stats_reduce(s);
+    const int64_t t = g->t + 1;
+    const int first = g->t == 0;
+    const double eps = datm_tlasgr_eps(g->o.eps0, g->o.tau0, g->o.kappa0, t);
+    const double eps_m = datm_tlasgr_eps(g->o.epsm0, g->o.taum0, g->o.kappam0, t);
+    const double inv = 1.0 / (double)s->n_passes;
+    datm_tlasgr_report local;
+    if (!rep) rep = &local;
+    memset(rep, 0, sizeof *rep);
+    rep->eps = eps;
+    rep->eps_m = eps_m;
+    int use_avx2 = 0;
+#ifdef TL_HAVE_AVX2
+    use_avx2 = !datm_tlasgr_force_scalar && __builtin_cpu_supports("avx2");
+#endif
+
+    int64_t maxR = 1, maxC = 1;
+    for (int l = 1; l <= g->L; l++) {
+        maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
+        maxC = g->K[l] > maxC ? g->K[l] : maxC;
+    }
+    const int T = omp_get_max_threads();
+    /* per thread: noise (TL_W, maxR) and the block (maxR, TL_W); then the column sums */
+    const int64_t per = 2 * TL_W * maxR;
+    double *buf = datm_alloc_array((size_t)(T * per + maxC), sizeof(double), err);
+    if (!buf) return err->code;
+    double *cs = buf + T * per;
+
+    for (int l = 1; l <= g->L; l++) {
+        const int64_t R = g->K[l - 1], C = g->K[l];
+        const double *A = s->A[l];
+        double *M = g->M[l];
+        /* column sums of the averaged counts, row by row (per column: v increasing) */
+        for (int64_t k = 0; k < C; k++) cs[k] = 0.0;
+        for (int64_t v = 0; v < R; v++) {
+            const double *ar = A + v * C;
+            for (int64_t k = 0; k < C; k++) cs[k] += ar[k];
+        }
+        double step_sum = 0.0;
+        for (int64_t k = 0; k < C; k++) {
+            M[k] = anneal_m(M[k], rho * cs[k] * inv, first, eps_m, g->o.m_floor);
+            step_sum += eps / M[k];
+        }
+        rep->step_mean[l] = step_sum / (double)C;
+        const tl_layer Lr = {R, C, A, g->phi[l], g->phi_f[l], M, cs,
+                             rho, inv, g->eta[l], eps, g->o.phi_floor};
+        const int64_t nblk = (C + TL_W - 1) / TL_W;
+        int64_t bad = -1;
+#pragma omp parallel for num_threads(T) schedule(static) if (T > 1 && nblk > 1)
+        for (int64_t bk = 0; bk < nblk; bk++) {
+            double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * maxR;
+            const int64_t k0 = bk * TL_W;
+            const int w = (int)(C - k0 < TL_W ? C - k0 : TL_W);
+            for (int j = 0; j < w; j++) {
+                datm_rng rng;
+                datm_rng_init2(&rng, seed, DATM_STREAM_PHI_NOISE,
+                               (uint64_t)t * 64 + (uint64_t)l, (uint64_t)(k0 + j));
+                datm_rng_normal_fill(&rng, z + j * R, (size_t)R);
+            }
+            unsigned ok;
+#ifdef TL_HAVE_AVX2
+            if (use_avx2 && w == TL_W) ok = block_avx2(&Lr, k0, z, nw);
+            else
+#endif
+                ok = block_scalar(&Lr, k0, w, z, nw);
+            (void)use_avx2;
+            if (ok != (1u << w) - 1) {
+                int j = 0;
+                while (ok >> j & 1) j++;
+#pragma omp critical(datm_tlasgr_bad)
+                if (bad < 0 || k0 + j < bad) bad = k0 + j;
+            }
+        }
+        if (bad >= 0) {
+            datm_free(buf);
+            return datm_error_set(err, DATM_E_NUMERIC,
+                                  "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
+                                  (long long)t, l, (long long)bad, M[bad]);
+        }
+    }
+    datm_free(buf);
+
+    if (g->r) {
+        int rc = step_r(g, s, rho, seed, t, first, eps, eps_m, inv, rep, err);
+        if (rc) return rc;
+    }
+    g->t = t;
     return DATM_OK;
 }

@@ -38,6 +38,35 @@ void datm_rng_normal_fill_f(datm_rng *r, float *out, size_t n) /* out: (n) */
         out[i] = (float)datm_normal_inline(r);
 }
 
+/* Whole buffers at a time: the pairs of words left in r->out are tries of the ziggurat's
+ * fast path, taken in order; at the first try that falls outside its layer's rectangle the
+ * scalar sampler takes over for that one value (it consumes the same words the call-by-call
+ * sampler would), then the buffered run resumes. Same words, same order, same values. */
+void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
+{
+    size_t i = 0;
+    while (i < n) {
+        if (r->left < 2 || (r->left & 1)) {
+            out[i++] = datm_normal_inline(r);
+            continue;
+        }
+        const uint32_t *w = r->out + 4 * DATM_RNG_BLOCKS - r->left;
+        size_t m = (size_t)r->left / 2;
+        if (m > n - i) m = n - i;
+        size_t j = 0;
+        for (; j < m; j++) {
+            uint64_t b = ((uint64_t)w[2 * j] << 32) | w[2 * j + 1];
+            unsigned layer = (unsigned)(b & 255u);
+            double x = (double)(b >> 12) * 0x1p-52 * datm_zig_x[layer];
+            if (!(x < datm_zig_x[layer + 1])) break;
+            out[i + j] = datm_zig_sign(x, b);
+        }
+        i += j;
+        r->left -= 2 * (int)j;
+        if (j < m) out[i++] = datm_normal_inline(r);   /* the rejected try, done in full */
+    }
+}
+
 double datm_rng_exponential(datm_rng *r)
 {
     return -log(datm_rng_uniform(r));
