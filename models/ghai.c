@@ -98,23 +98,12 @@ static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_m
                        datm_error *err);
 
 const datm_model_ops datm_model_ghai = {
-    .api_version = DATM_MODEL_API_VERSION,
+    WHAI_COMMON_OPS,
     .name = "ghai",
     .summary = "GHAI: WHAI with a gamma variational posterior reparameterised by RSVI with "
                "shape boosting (paper sec. II-E, eq. RSVI-posterior)",
     .schema = ghai_schema,
     .create = ghai_create,
-    .train_batch = whai_train_batch,
-    .eval_begin = whai_eval_begin,
-    .eval_step = whai_eval_step,
-    .eval_end = whai_eval_end,
-    .infer = whai_infer,
-    .predict = NULL,
-    .get_phi = whai_get_phi,
-    .n_layers = whai_n_layers,
-    .save = whai_save,
-    .load = whai_load,
-    .destroy = whai_destroy,
 };
 
 static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,

@@ -26,23 +26,12 @@ static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_
                         datm_error *err);
 
 const datm_model_ops datm_model_iwhai = {
-    .api_version = DATM_MODEL_API_VERSION,
+    WHAI_COMMON_OPS,
     .name = "iwhai",
     .summary = "IWHAI: WHAI without the stochastic-downward term in the encoder (paper sec. "
                "II-E); the KL prior keeps Phi(l+1) theta(l+1)",
     .schema = iwhai_schema,
     .create = iwhai_create,
-    .train_batch = whai_train_batch,
-    .eval_begin = whai_eval_begin,
-    .eval_step = whai_eval_step,
-    .eval_end = whai_eval_end,
-    .infer = whai_infer,
-    .predict = NULL,
-    .get_phi = whai_get_phi,
-    .n_layers = whai_n_layers,
-    .save = whai_save,
-    .load = whai_load,
-    .destroy = whai_destroy,
 };
 
 static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,

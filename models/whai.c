@@ -23,6 +23,7 @@
 #include "whai.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dlda_common.h"
@@ -78,6 +79,11 @@ const datm_param_schema datm_whai_schema[] = {
      "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (reference-notes 1.1)"},
     {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,
      "Phi entries are clamped to >= phi_floor before renormalising"},
+    {"phi_init", DATM_PARAM_STRING, "", 0, 0, NULL,
+     "warm start: read Phi(l) from /model/phi_<l> of this result or checkpoint .h5 (layers "
+     "whose shape matches; \"\" = random init). Not in the paper"},
+    {"phi_fixed", DATM_PARAM_BOOL, "false", 0, 0, NULL,
+     "keep Phi fixed (no augmentation, no TLASGR): train the encoder against given topics"},
     {"eps0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
      "TLASGR step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0"},
     {"tau0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps_t schedule: tau0"},
@@ -189,6 +195,7 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
         thd[l] = dst;
     }
     /* 3. upward augmentation and TLASGR on every Phi(l) (eqs. Phi-updata, update_M) */
+    if (m->phi_fixed) return DATM_OK;
     datm_gbn_stats_reset(c->stats);
     datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
     rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
@@ -468,6 +475,41 @@ static int per_layer(const datm_config *cfg, const char *key, int L, double def,
     return DATM_OK;
 }
 
+/* Warm start: Phi(l) from /model/phi_<l> of a result or checkpoint file, for every layer
+ * whose stored shape matches (K[l-1], K[l]); the columns are renormalised onto the simplex. */
+static int whai_phi_init(datm_gbn *g, const char *path, datm_error *err)
+{
+    datm_h5 *f = NULL, *grp = NULL;
+    int rc = datm_h5_open(path, 0, &f, err);
+    if (!rc) rc = datm_h5_group(f, "model", 0, &grp, err);
+    int loaded = 0;
+    for (int l = 1; l <= g->L && !rc; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "phi_%d", l);
+        if (!datm_h5_exists(grp, name)) continue;
+        const int64_t dims[2] = {g->K[l - 1], g->K[l]};
+        datm_error e2;
+        if (datm_h5_read_f64(grp, name, g->phi[l], 2, dims, &e2)) continue;   /* other shape */
+        for (int64_t k = 0; k < g->K[l]; k++) {
+            double s = 0;
+            for (int64_t v = 0; v < g->K[l - 1]; v++) {
+                double *p = &g->phi[l][v * g->K[l] + k];
+                if (!(*p > g->o.phi_floor)) *p = g->o.phi_floor;
+                s += *p;
+            }
+            for (int64_t v = 0; v < g->K[l - 1]; v++) g->phi[l][v * g->K[l] + k] /= s;
+        }
+        loaded++;
+    }
+    if (!rc && loaded == 0)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.phi_init: %s has no /model/phi_<l> of "
+                            "this model's shapes", path);
+    if (!rc) datm_gbn_sync_f(g);
+    datm_h5_close(&grp);
+    datm_h5_close(&f);
+    return rc;
+}
+
 int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const whai_variant *v,
                         datm_model **out, datm_error *err)
 {
@@ -526,6 +568,9 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     if (!rc) rc = per_layer(cfg, "eta", L, 0.0, go.eta, err);
     if (!rc) rc = datm_gbn_create(L, m->K, &go, info->seed, &m->ch.gbn, err);
     if (!rc) rc = datm_gbn_stats_create(m->ch.gbn, &m->ch.stats, err);
+    m->phi_fixed = datm_config_bool(cfg, "phi_fixed");
+    const char *pinit = datm_config_str(cfg, "phi_init");
+    if (!rc && pinit && *pinit) rc = whai_phi_init(m->ch.gbn, pinit, err);
 
     /* encoder (WUDVE) */
     datm_encoder_opts eo;
@@ -580,23 +625,12 @@ static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_m
                        datm_error *err);
 
 const datm_model_ops datm_model_whai = {
-    .api_version = DATM_MODEL_API_VERSION,
+    WHAI_COMMON_OPS,
     .name = "whai",
     .summary = "DATM with Weibull hybrid autoencoding inference: WUDVE encoder by Adam, "
                "topics by TLASGR-MCMC (paper Alg. 1)",
     .schema = datm_whai_schema,
     .create = whai_create,
-    .train_batch = whai_train_batch,
-    .eval_begin = whai_eval_begin,
-    .eval_step = whai_eval_step,
-    .eval_end = whai_eval_end,
-    .infer = whai_infer,
-    .predict = NULL,
-    .get_phi = whai_get_phi,
-    .n_layers = whai_n_layers,
-    .save = whai_save,
-    .load = whai_load,
-    .destroy = whai_destroy,
 };
 
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,

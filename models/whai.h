@@ -45,6 +45,7 @@ typedef struct whai_model {
     double           kl_weight_start[DATM_ENC_MAX_LAYERS + 1];  /* before kl_ramp[0] */
     int64_t          kl_ramp[2];                                /* epochs [e0, e1] */
     int64_t          kl_warmup_epochs;
+    int              phi_fixed;                    /* no TLASGR: encoder against fixed Phi */
     int64_t          iteration;                    /* last training iteration (KL schedule) */
     datm_aug_mode    count_mode;
     int              eval_chain;                   /* eval_globals == chain */
@@ -79,6 +80,15 @@ int  whai_get_phi(const datm_model *m, int layer, const float **phi, int64_t *ro
 int  whai_n_layers(const datm_model *m);
 int  whai_save(const datm_model *m, struct datm_h5 *g, datm_error *err);
 int  whai_load(datm_model *m, struct datm_h5 *g, datm_error *err);
+
+/* The ops every variant that is WHAI with a different encoder or schema shares; a variant's
+ * ops are { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ..., .create = ... }. */
+#define WHAI_COMMON_OPS                                                                     \
+    .api_version = DATM_MODEL_API_VERSION, .train_batch = whai_train_batch,                 \
+    .eval_begin = whai_eval_begin, .eval_step = whai_eval_step, .eval_end = whai_eval_end,  \
+    .infer = whai_infer, .predict = NULL, .get_phi = whai_get_phi,                          \
+    .n_layers = whai_n_layers, .save = whai_save, .load = whai_load,                        \
+    .destroy = whai_destroy
 void whai_destroy(datm_model *m);
 
 #endif

@@ -17,13 +17,9 @@ static void help(FILE *f)
 int datm_cmd_check(int argc, char **argv)
 {
     datm_cli_spec_args a;
-    int rc = datm_cli_parse_spec_args(argc, argv, NULL, &a);
-    if (rc) return rc;
-    if (a.help) { help(stdout); return DATM_EXIT_OK; }
-    if (!a.spec) { help(stderr); return DATM_EXIT_USAGE; }
     datm_spec spec;
-    rc = datm_cli_load_spec(&a, &spec);
-    if (rc) return rc;
+    int rc = datm_cli_open_spec(argc, argv, help, &a, &spec);
+    if (rc >= 0) return rc;
     if (!a.quiet) {
         datm_error err = {0};
         char *text = datm_spec_to_yaml(&spec, 1, &err);

@@ -118,6 +118,17 @@ int datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, cha
     return DATM_EXIT_FAIL;   /* the message is in the log and in result.h5.part */
 }
 
+int datm_cli_open_spec(int argc, char **argv, void (*help)(FILE *), datm_cli_spec_args *a,
+                       datm_spec *spec)
+{
+    int rc = datm_cli_parse_spec_args(argc, argv, NULL, a);
+    if (rc) return rc;
+    if (a->help) { help(stdout); return DATM_EXIT_OK; }
+    if (!a->spec) { help(stderr); return DATM_EXIT_USAGE; }
+    rc = datm_cli_load_spec(a, spec);
+    return rc ? rc : -1;
+}
+
 static void run_help(FILE *f)
 {
     fprintf(f,
@@ -137,13 +148,9 @@ static void run_help(FILE *f)
 int datm_cmd_run(int argc, char **argv)
 {
     datm_cli_spec_args a;
-    int rc = datm_cli_parse_spec_args(argc, argv, NULL, &a);
-    if (rc) return rc;
-    if (a.help) { run_help(stdout); return DATM_EXIT_OK; }
-    if (!a.spec) { run_help(stderr); return DATM_EXIT_USAGE; }
     datm_spec spec;
-    rc = datm_cli_load_spec(&a, &spec);
-    if (rc) return rc;
+    int rc = datm_cli_open_spec(argc, argv, run_help, &a, &spec);
+    if (rc >= 0) return rc;
     if (!a.quiet) {
         datm_error err = {0};
         char *text = datm_spec_to_yaml(&spec, 1, &err);

@@ -3,6 +3,8 @@
 #ifndef DATM_CMD_RUN_H
 #define DATM_CMD_RUN_H
 
+#include <stdio.h>
+
 #include "pipeline/pipeline.h"
 
 typedef struct datm_cli_spec_args {
@@ -22,6 +24,11 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
                              datm_cli_spec_args *a);
 /* Loads the spec with the overrides (+ threads=N from --threads); prints errors. */
 int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec);
+/* The prologue of the commands that take SPEC [k=v ...]: parse, --help (help(stdout)), a
+ * missing SPEC (help(stderr)), load. Returns -1 with *spec loaded (caller frees it) when the
+ * command should go on, else the exit code to return. */
+int datm_cli_open_spec(int argc, char **argv, void (*help)(FILE *), datm_cli_spec_args *a,
+                       datm_spec *spec);
 
 /* Runs a loaded spec into its output.dir with the figures/topics hooks and a SIGINT
  * handler; returns the exit code. */
