@@ -109,18 +109,23 @@ static void test_normal(void)
     /* normal_fill (double) is the same sequence exactly, and leaves the stream where the
      * calls would: runs of many lengths, from buffer positions odd and even (a uniform_f
      * between runs takes one word), over many rejections (20000 values ~ 200 slow paths) */
-    rng_for(&a, 3);
-    b = a;
     static double dv[20000];
-    same = 1;
-    size_t lens[] = {0, 1, 2, 3, 15, 16, 17, 31, 100, 999, 20000};
-    for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
-        datm_rng_normal_fill(&a, dv, lens[t]);
-        for (size_t i = 0; i < lens[t]; i++) same &= dv[i] == datm_rng_normal(&b);
-        same &= datm_rng_uniform_f(&a) == datm_rng_uniform_f(&b);
-        same &= memcmp(&a, &b, sizeof a) == 0;
+    for (int force = 0; force < 2; force++) {   /* the AVX2 path and the portable one */
+        datm_rand_force_scalar = force;
+        rng_for(&a, 3);
+        b = a;
+        same = 1;
+        size_t lens[] = {0, 1, 2, 3, 4, 5, 15, 16, 17, 31, 100, 999, 20000};
+        for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+            datm_rng_normal_fill(&a, dv, lens[t]);
+            for (size_t i = 0; i < lens[t]; i++) same &= dv[i] == datm_rng_normal(&b);
+            same &= datm_rng_uniform_f(&a) == datm_rng_uniform_f(&b);
+            same &= memcmp(&a, &b, sizeof a) == 0;
+        }
+        CHECK(same, "normal_fill (%s) is not the sequence of datm_rng_normal",
+              force ? "portable" : "AVX2");
     }
-    CHECK(same, "normal_fill is not the sequence of datm_rng_normal");
+    datm_rand_force_scalar = 0;
 }
 
 static void test_exponential(void)

@@ -160,44 +160,72 @@ int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t se
 
 /* ---------------------------------------------------------------- blocked */
 
-#define TL_W 8   /* columns per block: one 64-byte line of a row of doubles */
+#define TL_W 8     /* columns per block: one 64-byte line of a row of doubles */
+#define TL_CH 256  /* rows of noise drawn at a time (per column) */
 
-/* What one block of columns k0 .. k0 + w - 1 of a layer needs. */
+/* What the blocks of one layer share. */
 typedef struct tl_layer {
     int64_t R, C;
     const double *A;       /* (R, C) summed counts */
     double *phi;           /* (R, C) */
     float  *phi_f;         /* (R, C) float mirror */
-    const double *M;       /* (C) preconditioner, already updated */
-    const double *cs;      /* (C) column sums of A */
-    double rho, inv, eta, eps, floor;
+    double *M;             /* (C) preconditioner, updated here */
+    double rho, inv, eta, eps, eps_m, m_floor, floor;
+    int first;
+    uint64_t seed, index;  /* noise of column k: (seed, PHI_NOISE, index, k) */
 } tl_layer;
 
-/* Portable kernel for w <= TL_W columns: z (w, R) noise in, column-major; nw (R, TL_W)
- * scratch. Returns a bit mask of the columns whose projected values are all finite (those
- * are written to phi and phi_f; the others are left as they were). */
-static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, const double *z, double *nw)
+/* Column sums of A over the block (v increasing), M updated, the step sizes a = eps / M
+ * and the drift slopes b = rho A_.k + eta R. */
+static void block_setup(const tl_layer *Lr, int64_t k0, int w, double *a, double *b,
+                        datm_rng *rng)
 {
     const int64_t R = Lr->R, C = Lr->C;
-    double a[TL_W], b[TL_W], s[TL_W], d[TL_W], s2[TL_W];
-    for (int j = 0; j < w; j++) {
-        b[j] = Lr->rho * Lr->cs[k0 + j] * Lr->inv + Lr->eta * (double)R;
-        a[j] = Lr->eps / Lr->M[k0 + j];
-        s[j] = 0.0;
-        s2[j] = 0.0;
-    }
+    double cs[TL_W] = {0};
     for (int64_t v = 0; v < R; v++) {
-        const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
-        for (int j = 0; j < w; j++) {
-            double p = pr[j];
-            double drift = (Lr->rho * ar[j] * Lr->inv + Lr->eta) - b[j] * p;
-            double sd = sqrt(2.0 * a[j] * (p > 0 ? p : 0.0));
-            double x = p + a[j] * drift + sd * z[j * R + v];
-            nw[v * TL_W + j] = x;
-            s[j] += x;
+        const double *ar = Lr->A + v * C + k0;
+        if (v + 16 < R) __builtin_prefetch(ar + 16 * C, 0, 3);   /* see TL_PF */
+        for (int j = 0; j < w; j++) cs[j] += ar[j];
+    }
+    for (int j = 0; j < w; j++) {
+        double *M = Lr->M + k0 + j;
+        *M = anneal_m(*M, Lr->rho * cs[j] * Lr->inv, Lr->first, Lr->eps_m, Lr->m_floor);
+        b[j] = Lr->rho * cs[j] * Lr->inv + Lr->eta * (double)R;
+        a[j] = Lr->eps / *M;
+        datm_rng_init2(&rng[j], Lr->seed, DATM_STREAM_PHI_NOISE, Lr->index, (uint64_t)(k0 + j));
+    }
+}
+
+/* Portable kernel for w <= TL_W columns; z (TL_W, TL_CH) noise scratch, nw (R, TL_W) the
+ * new block. Returns a bit mask of the columns whose projected values are all finite (those
+ * are written to phi and phi_f; the others are left as they were). All finite after the
+ * division by s2 <=> all x finite and max|x| / s2 finite (division is monotone). */
+static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, double *z, double *nw)
+{
+    const int64_t R = Lr->R, C = Lr->C;
+    double a[TL_W], b[TL_W], s[TL_W] = {0}, d[TL_W], s2[TL_W] = {0}, mx[TL_W] = {0};
+    int fin[TL_W];
+    datm_rng rng[TL_W];
+    block_setup(Lr, k0, w, a, b, rng);
+    for (int64_t v0 = 0; v0 < R; v0 += TL_CH) {
+        const int64_t n = R - v0 < TL_CH ? R - v0 : TL_CH;
+        for (int j = 0; j < w; j++) datm_rng_normal_fill(&rng[j], z + j * TL_CH, (size_t)n);
+        for (int64_t v = v0; v < v0 + n; v++) {
+            const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+            for (int j = 0; j < w; j++) {
+                double p = pr[j];
+                double drift = (Lr->rho * ar[j] * Lr->inv + Lr->eta) - b[j] * p;
+                double sd = sqrt(2.0 * a[j] * (p > 0 ? p : 0.0));
+                double x = p + a[j] * drift + sd * z[j * TL_CH + (v - v0)];
+                nw[v * TL_W + j] = x;
+                s[j] += x;
+            }
         }
     }
-    for (int j = 0; j < w; j++) d[j] = s[j] - 1.0;
+    for (int j = 0; j < w; j++) {
+        d[j] = s[j] - 1.0;
+        fin[j] = 1;
+    }
     for (int64_t v = 0; v < R; v++) {
         const double *pr = Lr->phi + v * C + k0;
         for (int j = 0; j < w; j++) {
@@ -205,20 +233,18 @@ static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, const double
             if (!(x >= Lr->floor)) x = isnan(x) ? x : Lr->floor;
             nw[v * TL_W + j] = x;
             s2[j] += x;
+            fin[j] &= isfinite(x) != 0;
+            mx[j] = fabs(x) > mx[j] ? fabs(x) : mx[j];
         }
     }
-    unsigned ok = (1u << w) - 1;
-    for (int64_t v = 0; v < R; v++)
-        for (int j = 0; j < w; j++) {
-            double x = nw[v * TL_W + j] / s2[j];
-            nw[v * TL_W + j] = x;
-            if (!isfinite(x)) ok &= ~(1u << j);
-        }
+    unsigned ok = 0;
+    for (int j = 0; j < w; j++) ok |= (unsigned)(fin[j] && isfinite(mx[j] / s2[j])) << j;
     for (int64_t v = 0; v < R; v++)
         for (int j = 0; j < w; j++)
             if (ok >> j & 1) {
-                Lr->phi[v * C + k0 + j] = nw[v * TL_W + j];
-                Lr->phi_f[v * C + k0 + j] = (float)nw[v * TL_W + j];
+                double x = nw[v * TL_W + j] / s2[j];
+                Lr->phi[v * C + k0 + j] = x;
+                Lr->phi_f[v * C + k0 + j] = (float)x;
             }
     return ok;
 }
@@ -226,47 +252,56 @@ static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, const double
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define TL_HAVE_AVX2 1
-#define TL_PF 16   /* rows ahead to prefetch */
+#define TL_PF 16   /* rows ahead to prefetch: rows are C doubles apart, and the hardware
+                      prefetcher stops at every 4 KB page */
 
-/* The same for a full block of 8 columns, two 4-lane halves per row. max(p, 0) is
- * (p > 0 ? p : 0.0) exactly (maxpd returns the second operand for NaN and for -0 vs 0). */
+/* The same for a full block of 8 columns, two 4-lane halves per row, the same IEEE
+ * operations in the same order. max(p, 0) is (p > 0 ? p : 0.0) exactly (maxpd returns the
+ * second operand for NaN and for -0 vs 0). */
 __attribute__((target("avx2")))
-static unsigned block_avx2(const tl_layer *Lr, int64_t k0, const double *z, double *nw)
+static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw)
 {
     const int64_t R = Lr->R, C = Lr->C;
-    __m256d a[2], b[2], s[2], d[2], s2[2];
+    double as[TL_W], bs[TL_W];
+    datm_rng rng[TL_W];
+    block_setup(Lr, k0, TL_W, as, bs, rng);
+    __m256d a[2], b[2], s[2], d[2], s2[2], mx[2], fin[2];
     const __m256d vrho = _mm256_set1_pd(Lr->rho), vinv = _mm256_set1_pd(Lr->inv);
     const __m256d veta = _mm256_set1_pd(Lr->eta), two = _mm256_set1_pd(2.0);
     const __m256d zero = _mm256_setzero_pd(), vfloor = _mm256_set1_pd(Lr->floor);
-    const __m256d etaR = _mm256_set1_pd(Lr->eta * (double)R), veps = _mm256_set1_pd(Lr->eps);
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL));
     for (int h = 0; h < 2; h++) {
-        __m256d cs = _mm256_loadu_pd(Lr->cs + k0 + 4 * h);
-        b[h] = _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(vrho, cs), vinv), etaR);
-        a[h] = _mm256_div_pd(veps, _mm256_loadu_pd(Lr->M + k0 + 4 * h));
-        s[h] = s2[h] = zero;
+        a[h] = _mm256_loadu_pd(as + 4 * h);
+        b[h] = _mm256_loadu_pd(bs + 4 * h);
+        s[h] = s2[h] = mx[h] = zero;
+        fin[h] = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     }
-    for (int64_t v = 0; v < R; v++) {
-        const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
-        /* rows are C doubles apart: the hardware prefetcher stops at every 4 KB page */
-        if (v + TL_PF < R) {
-            _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
-            _mm_prefetch((const char *)(ar + TL_PF * C), _MM_HINT_T0);
-        }
-        for (int h = 0; h < 2; h++) {
-            const int j = 4 * h;
-            __m256d p = _mm256_loadu_pd(pr + j);
-            __m256d av = _mm256_loadu_pd(ar + j);
-            __m256d drift = _mm256_sub_pd(
-                _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(vrho, av), vinv), veta),
-                _mm256_mul_pd(b[h], p));
-            __m256d sd = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_mul_pd(two, a[h]),
-                                                      _mm256_max_pd(p, zero)));
-            __m256d zz = _mm256_setr_pd(z[(j + 0) * R + v], z[(j + 1) * R + v],
-                                        z[(j + 2) * R + v], z[(j + 3) * R + v]);
-            __m256d x = _mm256_add_pd(_mm256_add_pd(p, _mm256_mul_pd(a[h], drift)),
-                                      _mm256_mul_pd(sd, zz));
-            _mm256_storeu_pd(nw + v * TL_W + j, x);
-            s[h] = _mm256_add_pd(s[h], x);
+    for (int64_t v0 = 0; v0 < R; v0 += TL_CH) {
+        const int64_t n = R - v0 < TL_CH ? R - v0 : TL_CH;
+        for (int j = 0; j < TL_W; j++) datm_rng_normal_fill(&rng[j], z + j * TL_CH, (size_t)n);
+        for (int64_t v = v0; v < v0 + n; v++) {
+            const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+            if (v + TL_PF < R) {
+                _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+                _mm_prefetch((const char *)(ar + TL_PF * C), _MM_HINT_T0);
+            }
+            const double *zr = z + (v - v0);
+            for (int h = 0; h < 2; h++) {
+                const int j = 4 * h;
+                __m256d p = _mm256_loadu_pd(pr + j);
+                __m256d av = _mm256_loadu_pd(ar + j);
+                __m256d drift = _mm256_sub_pd(
+                    _mm256_add_pd(_mm256_mul_pd(_mm256_mul_pd(vrho, av), vinv), veta),
+                    _mm256_mul_pd(b[h], p));
+                __m256d sd = _mm256_sqrt_pd(_mm256_mul_pd(_mm256_mul_pd(two, a[h]),
+                                                          _mm256_max_pd(p, zero)));
+                __m256d zz = _mm256_setr_pd(zr[(j + 0) * TL_CH], zr[(j + 1) * TL_CH],
+                                            zr[(j + 2) * TL_CH], zr[(j + 3) * TL_CH]);
+                __m256d x = _mm256_add_pd(_mm256_add_pd(p, _mm256_mul_pd(a[h], drift)),
+                                          _mm256_mul_pd(sd, zz));
+                _mm256_storeu_pd(nw + v * TL_W + j, x);
+                s[h] = _mm256_add_pd(s[h], x);
+            }
         }
     }
     for (int h = 0; h < 2; h++) d[h] = _mm256_sub_pd(s[h], _mm256_set1_pd(1.0));
@@ -282,34 +317,41 @@ static unsigned block_avx2(const tl_layer *Lr, int64_t k0, const double *z, doub
             x = _mm256_blendv_pd(vfloor, x, keep);
             _mm256_storeu_pd(nw + v * TL_W + 4 * h, x);
             s2[h] = _mm256_add_pd(s2[h], x);
+            /* finite: x - x == 0 (false for inf and NaN) */
+            fin[h] = _mm256_and_pd(fin[h], _mm256_cmp_pd(_mm256_sub_pd(x, x), zero, _CMP_EQ_OQ));
+            mx[h] = _mm256_max_pd(mx[h], _mm256_and_pd(x, absmask));
         }
     }
-    /* finite: x - x == 0 (false for inf and NaN) */
-    __m256d fin[2] = {_mm256_castsi256_pd(_mm256_set1_epi64x(-1)),
-                      _mm256_castsi256_pd(_mm256_set1_epi64x(-1))};
-    for (int64_t v = 0; v < R; v++)
-        for (int h = 0; h < 2; h++) {
-            __m256d x = _mm256_div_pd(_mm256_loadu_pd(nw + v * TL_W + 4 * h), s2[h]);
-            _mm256_storeu_pd(nw + v * TL_W + 4 * h, x);
-            fin[h] = _mm256_and_pd(fin[h], _mm256_cmp_pd(_mm256_sub_pd(x, x), zero, _CMP_EQ_OQ));
-        }
-    unsigned ok = (unsigned)_mm256_movemask_pd(fin[0]) | (unsigned)_mm256_movemask_pd(fin[1]) << 4;
+    unsigned ok = 0;
+    for (int h = 0; h < 2; h++) {
+        __m256d q = _mm256_div_pd(mx[h], s2[h]);
+        __m256d good = _mm256_and_pd(fin[h], _mm256_cmp_pd(_mm256_sub_pd(q, q), zero, _CMP_EQ_OQ));
+        ok |= (unsigned)_mm256_movemask_pd(good) << (4 * h);
+    }
     if (ok == 0xFFu) {
         for (int64_t v = 0; v < R; v++) {
             double *pr = Lr->phi + v * C + k0;
             float *fr = Lr->phi_f + v * C + k0;
+            if (v + TL_PF < R) {
+                _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+                _mm_prefetch((const char *)(fr + TL_PF * C), _MM_HINT_T0);
+            }
             for (int h = 0; h < 2; h++) {
-                __m256d x = _mm256_loadu_pd(nw + v * TL_W + 4 * h);
+                __m256d x = _mm256_div_pd(_mm256_loadu_pd(nw + v * TL_W + 4 * h), s2[h]);
                 _mm256_storeu_pd(pr + 4 * h, x);
                 _mm_storeu_ps(fr + 4 * h, _mm256_cvtpd_ps(x));
             }
         }
     } else {
+        double s2s[TL_W];
+        _mm256_storeu_pd(s2s, s2[0]);
+        _mm256_storeu_pd(s2s + 4, s2[1]);
         for (int64_t v = 0; v < R; v++)
             for (int j = 0; j < TL_W; j++)
                 if (ok >> j & 1) {
-                    Lr->phi[v * C + k0 + j] = nw[v * TL_W + j];
-                    Lr->phi_f[v * C + k0 + j] = (float)nw[v * TL_W + j];
+                    double x = nw[v * TL_W + j] / s2s[j];
+                    Lr->phi[v * C + k0 + j] = x;
+                    Lr->phi_f[v * C + k0 + j] = (float)x;
                 }
     }
     return ok;
@@ -342,56 +384,32 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     use_avx2 = !datm_tlasgr_force_scalar && __builtin_cpu_supports("avx2");
 #endif
 
-    int64_t maxR = 1, maxC = 1;
-    for (int l = 1; l <= g->L; l++) {
-        maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
-        maxC = g->K[l] > maxC ? g->K[l] : maxC;
-    }
+    int64_t maxR = 1;
+    for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
     const int T = omp_get_max_threads();
-    /* per thread: noise (TL_W, maxR) and the block (maxR, TL_W); then the column sums */
-    const int64_t per = 2 * TL_W * maxR;
-    double *buf = datm_alloc_array((size_t)(T * per + maxC), sizeof(double), err);
+    /* per thread: noise (TL_W, TL_CH) and the new block (maxR, TL_W) */
+    const int64_t per = TL_W * TL_CH + TL_W * maxR;
+    double *buf = datm_alloc_array((size_t)(T * per), sizeof(double), err);
     if (!buf) return err->code;
-    double *cs = buf + T * per;
 
     for (int l = 1; l <= g->L; l++) {
         const int64_t R = g->K[l - 1], C = g->K[l];
-        const double *A = s->A[l];
-        double *M = g->M[l];
-        /* column sums of the averaged counts, row by row (per column: v increasing) */
-        for (int64_t k = 0; k < C; k++) cs[k] = 0.0;
-        for (int64_t v = 0; v < R; v++) {
-            const double *ar = A + v * C;
-            for (int64_t k = 0; k < C; k++) cs[k] += ar[k];
-        }
-        double step_sum = 0.0;
-        for (int64_t k = 0; k < C; k++) {
-            M[k] = anneal_m(M[k], rho * cs[k] * inv, first, eps_m, g->o.m_floor);
-            step_sum += eps / M[k];
-        }
-        rep->step_mean[l] = step_sum / (double)C;
-        const tl_layer Lr = {R, C, A, g->phi[l], g->phi_f[l], M, cs,
-                             rho, inv, g->eta[l], eps, g->o.phi_floor};
+        const tl_layer Lr = {R, C, s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho, inv,
+                             g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
+                             seed, (uint64_t)t * 64 + (uint64_t)l};
         const int64_t nblk = (C + TL_W - 1) / TL_W;
         int64_t bad = -1;
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1 && nblk > 1)
         for (int64_t bk = 0; bk < nblk; bk++) {
-            double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * maxR;
+            double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * TL_CH;
             const int64_t k0 = bk * TL_W;
             const int w = (int)(C - k0 < TL_W ? C - k0 : TL_W);
-            for (int j = 0; j < w; j++) {
-                datm_rng rng;
-                datm_rng_init2(&rng, seed, DATM_STREAM_PHI_NOISE,
-                               (uint64_t)t * 64 + (uint64_t)l, (uint64_t)(k0 + j));
-                datm_rng_normal_fill(&rng, z + j * R, (size_t)R);
-            }
             unsigned ok;
 #ifdef TL_HAVE_AVX2
             if (use_avx2 && w == TL_W) ok = block_avx2(&Lr, k0, z, nw);
             else
 #endif
                 ok = block_scalar(&Lr, k0, w, z, nw);
-            (void)use_avx2;
             if (ok != (1u << w) - 1) {
                 int j = 0;
                 while (ok >> j & 1) j++;
@@ -399,11 +417,15 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                 if (bad < 0 || k0 + j < bad) bad = k0 + j;
             }
         }
+        (void)use_avx2;
+        double step_sum = 0.0;
+        for (int64_t k = 0; k < C; k++) step_sum += eps / g->M[l][k];
+        rep->step_mean[l] = step_sum / (double)C;
         if (bad >= 0) {
             datm_free(buf);
             return datm_error_set(err, DATM_E_NUMERIC,
                                   "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
-                                  (long long)t, l, (long long)bad, M[bad]);
+                                  (long long)t, l, (long long)bad, g->M[l][bad]);
         }
     }
     datm_free(buf);

@@ -38,29 +38,78 @@ void datm_rng_normal_fill_f(datm_rng *r, float *out, size_t n) /* out: (n) */
         out[i] = (float)datm_normal_inline(r);
 }
 
+/* Leading fast-path tries among the m word pairs at w (high word first), m <= 16: their
+ * values go to out; returns how many there were (m when none was rejected). */
+static size_t zig_run_scalar(const uint32_t *w, size_t m, double *out)
+{
+    for (size_t j = 0; j < m; j++) {
+        uint64_t b = ((uint64_t)w[2 * j] << 32) | w[2 * j + 1];
+        unsigned layer = (unsigned)(b & 255u);
+        double x = (double)(b >> 12) * 0x1p-52 * datm_zig_x[layer];
+        if (!(x < datm_zig_x[layer + 1])) return j;
+        out[j] = datm_zig_sign(x, b);
+    }
+    return m;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DATM_HAVE_AVX2_ZIG 1
+
+/* The same four tries at a time: the two table entries by gathers, (double)(b >> 12) exactly
+ * as 2^52 + k - 2^52 (k < 2^52), then the same two roundings and compare as the scalar code. */
+__attribute__((target("avx2")))
+static size_t zig_run_avx2(const uint32_t *w, size_t m, double *out)
+{
+    const __m256i m255 = _mm256_set1_epi64x(255), bit8 = _mm256_set1_epi64x(256);
+    const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);
+    const __m256d two52 = _mm256_set1_pd(0x1p52), scale = _mm256_set1_pd(0x1p-52);
+    size_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        /* memory holds (hi, lo) word pairs: swap the halves of each 64-bit lane */
+        __m256i b = _mm256_shuffle_epi32(_mm256_loadu_si256((const __m256i *)(w + 2 * j)), 0xB1);
+        __m256i layer = _mm256_and_si256(b, m255);
+        __m256d xi = _mm256_i64gather_pd(datm_zig_x, layer, 8);
+        __m256d xi1 = _mm256_i64gather_pd(datm_zig_x + 1, layer, 8);
+        __m256d k = _mm256_sub_pd(
+            _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(b, 12), magic)), two52);
+        __m256d x = _mm256_mul_pd(_mm256_mul_pd(k, scale), xi);
+        int acc = _mm256_movemask_pd(_mm256_cmp_pd(x, xi1, _CMP_LT_OQ));
+        x = _mm256_xor_pd(x, _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(b, bit8), 55)));
+        if (acc == 15) {
+            _mm256_storeu_pd(out + j, x);
+            continue;
+        }
+        double t[4];
+        _mm256_storeu_pd(t, x);
+        int n = __builtin_ctz((unsigned)~acc);   /* first rejected lane */
+        for (int q = 0; q < n; q++) out[j + (size_t)q] = t[q];
+        return j + (size_t)n;
+    }
+    return j + zig_run_scalar(w + 2 * j, m - j, out + j);
+}
+#endif
+
 /* Whole buffers at a time: the pairs of words left in r->out are tries of the ziggurat's
  * fast path, taken in order; at the first try that falls outside its layer's rectangle the
  * scalar sampler takes over for that one value (it consumes the same words the call-by-call
  * sampler would), then the buffered run resumes. Same words, same order, same values. */
 void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
 {
+    size_t (*run)(const uint32_t *, size_t, double *) = zig_run_scalar;
+#ifdef DATM_HAVE_AVX2_ZIG
+    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) run = zig_run_avx2;
+#endif
     size_t i = 0;
     while (i < n) {
+        if (r->left == 0) datm_rng_refill(r);
         if (r->left < 2 || (r->left & 1)) {
             out[i++] = datm_normal_inline(r);
             continue;
         }
-        const uint32_t *w = r->out + 4 * DATM_RNG_BLOCKS - r->left;
         size_t m = (size_t)r->left / 2;
         if (m > n - i) m = n - i;
-        size_t j = 0;
-        for (; j < m; j++) {
-            uint64_t b = ((uint64_t)w[2 * j] << 32) | w[2 * j + 1];
-            unsigned layer = (unsigned)(b & 255u);
-            double x = (double)(b >> 12) * 0x1p-52 * datm_zig_x[layer];
-            if (!(x < datm_zig_x[layer + 1])) break;
-            out[i + j] = datm_zig_sign(x, b);
-        }
+        size_t j = run(r->out + 4 * DATM_RNG_BLOCKS - r->left, m, out + i);
         i += j;
         r->left -= 2 * (int)j;
         if (j < m) out[i++] = datm_normal_inline(r);   /* the rejected try, done in full */
