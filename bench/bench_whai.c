@@ -9,7 +9,10 @@
  *   test       seconds per test document for S posterior draws (theta of the observed part
  *              from the encoder + rate accumulation on observed and held-out entries, the
  *              `evaluate` stage), measured on a few draws and scaled to S
- * Usage: bench_whai [layers e.g. 128,64,32] [train_iters] [S]; data from $DATM_DATA. */
+ * Usage: bench_whai [layers e.g. 128,64,32] [train_iters] [S]; data from $DATM_DATA.
+ * Environment: BENCH_THREADS=n runs only n threads; BENCH_TRAIN_ONLY=1 stops after training
+ * and the per-part timing (printed then as mean and minimum over the batches);
+ * BENCH_PART_ITERS=n times the parts on n batches (default 30). */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -102,16 +105,18 @@ int main(int argc, char **argv)
         datm_batch_iter_free(&it);
 
         /* where the time of one iteration goes: the steps of Algorithm 1 timed one by one
-         * (same calls as whai_iterate) on 30 more batches */
-        double ph[6] = {0};
+         * (same calls as whai_iterate) on 30 (BENCH_PART_ITERS) more batches */
+        double ph[6] = {0}, pmin[6] = {1e30, 1e30, 1e30, 1e30, 1e30, 1e30};
+        const int64_t np = getenv("BENCH_PART_ITERS") ? atoll(getenv("BENCH_PART_ITERS")) : 30;
         {
             datm_batch_iter it2;
             datm_batch_iter_init(&it2, N, B, 2, 1, 1, &err);
             double klw[DATM_ENC_MAX_LAYERS + 1];
             for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) klw[l] = 1;
-            for (int64_t i = 0; i < 30; i++) {
+            for (int64_t i = 0; i < np; i++) {
                 const int64_t *rows;
                 int64_t n = datm_batch_iter_next(&it2, &rows);
+                if (n == 0) n = datm_batch_iter_next(&it2, &rows);   /* next epoch */
                 datm_csr Xb;
                 datm_csr_select_rows(X, rows, n, &Xb, &err);
                 const float *const *pf = (const float *const *)m->ch.gbn->phi_f;
@@ -138,16 +143,29 @@ int main(int argc, char **argv)
                 double t5 = datm_time_now();
                 datm_tlasgr_step(m->ch.gbn, m->ch.stats, (double)N / (double)n, 1, NULL, &err);
                 double t6 = datm_time_now();
-                ph[0] += t1 - t0; ph[1] += t2 - t1; ph[2] += t3 - t2; ph[3] += t4 - t3;
-                ph[4] += t5 - t4; ph[5] += t6 - t5;
+                const double dt[6] = {t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5};
+                for (int j = 0; j < 6; j++) {
+                    ph[j] += dt[j];
+                    pmin[j] = fmin(pmin[j], dt[j]);
+                }
                 datm_csr_free(&Xb);
             }
             datm_batch_iter_free(&it2);
-            for (int j = 0; j < 6; j++) ph[j] *= 1e3 / 30;
+            for (int j = 0; j < 6; j++) {
+                ph[j] *= 1e3 / (double)np;
+                pmin[j] *= 1e3;
+            }
         }
 
         if (getenv("BENCH_TRAIN_ONLY")) {   /* profiling the training loop alone */
             printf("threads %d: train %.0f docs/s\n", threads, (double)docs / t_train);
+            /* on a loaded machine the minimum over the 30 batches is the steadier figure */
+            printf("  one iteration, ms (mean | min of %lld): encoder forward+ELBO %.3f | %.3f, "
+                   "backward %.3f | %.3f, Adam %.3f | %.3f, theta sample %.3f | %.3f, "
+                   "augmentation %.3f | %.3f, TLASGR %.3f | %.3f (sum %.3f | %.3f)\n",
+                   (long long)np, ph[0], pmin[0], ph[1], pmin[1], ph[2], pmin[2], ph[3], pmin[3], ph[4],
+                   pmin[4], ph[5], pmin[5], ph[0] + ph[1] + ph[2] + ph[3] + ph[4] + ph[5],
+                   pmin[0] + pmin[1] + pmin[2] + pmin[3] + pmin[4] + pmin[5]);
             ops->destroy(mm);
             continue;
         }

@@ -272,6 +272,53 @@ VEC_ATTR static void ENC(v_ll_terms)(int64_t n, const float *x, R *rate_ratio, R
     }
 }
 
+/* Rows of Phi(1) are gathered one per nonzero (Phi(1) is 1 MB at V = 2000, K = 128): the
+ * next nonzero's row is prefetched while the current one is used. */
+#define ENC_PREFETCH_ROW(ptr, K)                                                           \
+    do {                                                                                   \
+        const char *nx_ = (const char *)(ptr);                                             \
+        for (int64_t o_ = 0; o_ < (K) * (int64_t)sizeof(R); o_ += 64)                      \
+            __builtin_prefetch(nx_ + o_, 0, 3);                                            \
+    } while (0)
+
+/* rate[p] = theta_i . Phi(1)[col p] for every nonzero p of the rows of X (absolute p). */
+VEC_ATTR static void ENC(v_rates)(const datm_csr *X, const R *phi1, const R *th, int64_t K,
+                                  R *rate)
+{
+    const int64_t B = X->n_rows, pend = X->row_ptr[B];
+    for (int64_t i = 0; i < B; i++) {
+        const R *t = th + i * K;
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            const R *f = phi1 + (int64_t)X->col[p] * K;
+            if (p + 1 < pend) ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + 1] * K, K);
+            R r = 0;
+#pragma omp simd reduction(+ : r)
+            for (int64_t j = 0; j < K; j++) r += t[j] * f[j];
+            rate[p] = r;
+        }
+    }
+}
+
+/* d loss / d theta(1) of the rows of X from the likelihood:
+ * d_i = s colsum - s sum_p ratio_p Phi(1)[col p]. */
+VEC_ATTR static void ENC(v_dtheta1)(const datm_csr *X, const R *phi1, const R *ratio,
+                                    const R *colsum, R s, int64_t K, R *dtheta)
+{
+    const int64_t B = X->n_rows, pend = X->row_ptr[B];
+    for (int64_t i = 0; i < B; i++) {
+        R *d = dtheta + i * K;
+#pragma omp simd
+        for (int64_t j = 0; j < K; j++) d[j] = s * colsum[j];
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            const R *f = phi1 + (int64_t)X->col[p] * K;
+            if (p + 1 < pend) ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + 1] * K, K);
+            const R c = -s * ratio[p];
+#pragma omp simd
+            for (int64_t j = 0; j < K; j++) d[j] += c * f[j];
+        }
+    }
+}
+
 /* The stochastic part of backward for n units of one layer:
  * dk = dtheta dT/dk + w dKL/dk, dlam = dtheta dT/dlam + w dKL/dlam; through the mean
  * parameterisation, the clamp of k (no gradient outside), the floor of lt; the prior shape
@@ -407,16 +454,7 @@ static void ENC(loglik_rows)(const datm_encoder *e, const R *phi1, WS *ws)
     const datm_csr *X = &ws->Xv;
     const int64_t B = X->n_rows, K = e->K[1];
     const R *th = ws->theta[1], *cs = ws->colsum;
-    for (int64_t i = 0; i < B; i++) {
-        const R *t = th + i * K;
-        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-            const R *f = phi1 + (int64_t)X->col[p] * K;
-            R rate = 0;
-#pragma omp simd reduction(+ : rate)
-            for (int64_t j = 0; j < K; j++) rate += t[j] * f[j];
-            ws->ratio[p] = rate;
-        }
-    }
+    ENC(v_rates)(X, phi1, th, K, ws->ratio);
     const int64_t p0 = X->row_ptr[0], p1 = X->row_ptr[B];
     R *term = ws->lterm;
     ENC(v_ll_terms)(p1 - p0, X->val + p0, ws->ratio + p0, term + p0, (R)e->o.rate_min);
@@ -541,21 +579,7 @@ static void ENC(backward_rows)(const datm_encoder *e, const R *params, WS *ws,
     const R s = (R)(1.0 / (double)ws->B_total);
 
     /* d loss / d theta(1) from the likelihood: -(1/B) (sum_v x/rate phi_v. - colsum) */
-    {
-        const int64_t K = e->K[1];
-        const R *phi1 = phi[1];
-        for (int64_t i = 0; i < B; i++) {
-            R *d = ws->dtheta[1] + i * K;
-#pragma omp simd
-            for (int64_t j = 0; j < K; j++) d[j] = s * ws->colsum[j];
-            for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
-                const R *f = phi1 + (int64_t)X->col[p] * K;
-                const R c = -s * ws->ratio[p];
-#pragma omp simd
-                for (int64_t j = 0; j < K; j++) d[j] += c * f[j];
-            }
-        }
-    }
+    ENC(v_dtheta1)(X, phi[1], ws->ratio, ws->colsum, s, e->K[1], ws->dtheta[1]);
     for (int l = 1; l <= L; l++) {
         const int64_t n = B * e->K[l];
         if (l >= 2) memset(ws->dtheta[l], 0, (size_t)n * sizeof(R));
