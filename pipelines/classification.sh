@@ -10,7 +10,8 @@
 #   --only REGEX   run only the table rows / sweep points whose id matches (report lists all)
 #   --dry          print the commands only
 #   --report-only  run nothing; build the report from the runs that exist
-#   --threads N    passed to every `datm run` (default: datm's, all cores)
+#   --threads N    passed to every `datm run` (default: datm's, all cores), and as
+#                  OPENBLAS_NUM_THREADS (datm run --threads sets OpenMP's count only)
 # A run with OUT/<id>/result.h5 (COMPLETED) is not run again, so the script can be stopped and
 # restarted. Each run's wall time goes to OUT/<id>/wall_s. Needs gnuplot for the figure.
 set -u
@@ -28,8 +29,8 @@ while [ $# -gt 0 ]; do
         --only) ONLY=$2; shift 2 ;;
         --dry) DRY=1; shift ;;
         --report-only) REPORT_ONLY=1; shift ;;
-        --threads) THREADS=(--threads "$2"); shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        --threads) THREADS=(--threads "$2"); export OPENBLAS_NUM_THREADS=$2; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) PIPE=$1; shift ;;
     esac
 done
