@@ -15,12 +15,14 @@
 
 static inline int64_t datm_gbn_fx(double v) { return (int64_t)llround(v * DATM_GBN_FX_SCALE); }
 
-/* Scratch doubles the upward pass needs per thread. */
+/* Scratch doubles the upward pass needs per thread: four rows of layer-1 running sums
+ * (words are taken four at a time) and two of any other layer. */
 static inline int64_t datm_gbn_work_len(const datm_gbn *g)
 {
     int64_t mx = 1;
     for (int l = 1; l <= g->L; l++) mx = g->K[l] > mx ? g->K[l] : mx;
-    return 2 * mx + 8;
+    int64_t l1 = 4 * g->K[1];
+    return (l1 > 2 * mx ? l1 : 2 * mx) + 8;
 }
 
 /* Upward augmentation of one document (reference-notes 1.8) from theta_n[l] (K[l]) rows:
