@@ -2,11 +2,13 @@
 /* The vectorisable float exp, log, log1p, lgamma and digamma of engine/nn/vmath.h against
  * libm in double at the same float arguments, on dense grids over their working ranges
  * (error measured relative to max(1, |f|) for lgamma/digamma and log, relative otherwise);
- * and the clamped ends of exp stay finite. */
+ * and the clamped ends of exp stay finite. Also log1p01 (ln(1 + t) on [0, 1]) and the array
+ * softplus built on it, relative to libm. */
 #include <math.h>
 #include <stdio.h>
 
 #include "math/math.h"
+#include "nn/nn.h"
 #include "nn/vmath.h"
 
 static int failures;
@@ -41,6 +43,14 @@ static double sweep(const char *name, ffn f, dfn ref, double lo, double hi, int 
 }
 
 static double lgamma_d(double x) { return lgamma(x); }
+/* the array softplus of engine/nn (exp + log1p01) one value at a time, and libm's */
+static float softplus_f(float x)
+{
+    float y;
+    datm_softplus_f32(1, &x, &y);
+    return y;
+}
+static double softplus_d(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static double digamma_d(double x) { return datm_digamma(x); }
 
 int main(void)
@@ -51,6 +61,10 @@ int main(void)
     sweep("log", datm_vlogf, log, 0.5, 2.0, 0, 0, 5e-7);
     sweep("log1p", datm_vlog1pf, log1p, -0.999, 1e6, 0, 0, 5e-7);
     sweep("log1p", datm_vlog1pf, log1p, 1e-30, 1.0, 1, 0, 5e-7);
+    sweep("log1p01", datm_vlog1p01f, log1p, 1e-38, 1.0, 1, 0, 5e-7);
+    sweep("log1p01", datm_vlog1p01f, log1p, 1e-6, 1.0, 0, 0, 5e-7);
+    CHECK(datm_vlog1p01f(0.0f) == 0.0f, "log1p01(0) = %g", datm_vlog1p01f(0.0f));
+    sweep("softplus", softplus_f, softplus_d, -87.0, 88.0, 0, 0, 5e-7);
     /* lgamma(x) = lgamma(x + 8) - ln(prod) cancels two terms ~10 for x < 8: ~4 ulp of 10 */
     sweep("lgamma", datm_vlgammaf, lgamma_d, 1e-4, 1e4, 1, 1, 6e-6);
     sweep("digamma", datm_vdigammaf, digamma_d, 1e-4, 1e4, 1, 1, 2e-6);

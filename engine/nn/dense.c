@@ -32,7 +32,7 @@ void datm_softplus_f32(int64_t n, const float *z, float *y)
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
         float v = z[i], a = v < 0 ? -v : v;
-        y[i] = (v > 0 ? v : 0.0f) + datm_vlog1pf(datm_vexpf(-a));
+        y[i] = (v > 0 ? v : 0.0f) + datm_vlog1p01f(datm_vexpf(-a));
     }
 }
 
