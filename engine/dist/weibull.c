@@ -114,26 +114,28 @@ void datm_weibull_kl_f32(int64_t n, const float *k, const float *lam, const floa
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) {
             float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
-            float g = datm_vexpf(datm_vlgammaf(1.0f + ik));    /* Gamma(1 + 1/k) */
+            float g, pg, lga, pga;   /* Gamma(1 + 1/k), psi(1 + 1/k), lgamma(a), psi(a) */
+            datm_vgamma_digammaf(1.0f + ik, &g, &pg);
+            datm_vlgamma_digammaf(a, &lga, &pga);
             float ll = datm_vlogf(l);
-            kl[i] = -a * ll + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f + datm_vlgammaf(a);
-            dk[i] = ik - eg * a * ik * ik - l * g * datm_vdigammaf(1.0f + ik) * ik * ik;
+            kl[i] = -a * ll + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f + lga;
+            dk[i] = ik - eg * a * ik * ik - l * g * pg * ik * ik;
             dlam[i] = -a / l + g;
-            dalpha[i] = -ll + eg * ik + datm_vdigammaf(a);
+            dalpha[i] = -ll + eg * ik + pga;
         }
         return;
     }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
         float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
-        float g = datm_vexpf(datm_vlgammaf(1.0f + ik));
+        float g = datm_vgammaf(1.0f + ik);
         kl[i] = -a * datm_vlogf(l) + eg * a * ik + datm_vlogf(k[i]) + l * g - eg - 1.0f +
                 datm_vlgammaf(a);
     }
     if (dk || dlam || dalpha)
         for (int64_t i = 0; i < n; i++) {
             float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
-            float g = datm_vexpf(datm_vlgammaf(1.0f + ik));
+            float g = datm_vgammaf(1.0f + ik);
             if (dk) dk[i] = ik - eg * a * ik * ik - l * g * datm_vdigammaf(1.0f + ik) * ik * ik;
             if (dlam) dlam[i] = -a / l + g;
             if (dalpha) dalpha[i] = -datm_vlogf(l) + eg * ik + datm_vdigammaf(a);
@@ -144,5 +146,5 @@ DATM_VEC_CLONES
 void datm_weibull_mean_f32(int64_t n, const float *k, const float *lam, float *mean)
 {
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) mean[i] = lam[i] * datm_vexpf(datm_vlgammaf(1.0f + 1.0f / k[i]));
+    for (int64_t i = 0; i < n; i++) mean[i] = lam[i] * datm_vgammaf(1.0f + 1.0f / k[i]);
 }

@@ -4,11 +4,14 @@
  * ~70% of a WHAI iteration before these (perf, see bench/bench_whai.c).
  *
  * Accuracy (checked against libm double in tests/test_nn_vmath.c): exp, log, log1p (and
- * log1p01 on [0, 1]) within 2 ulp-ish (rel. 3e-7); lgamma within 6e-6 of max(1, |lgamma|); digamma within 2e-6
- * relative for x >= 1e-3 (plus absolute 1e-5 near its root). Domains: exp any x (clamped to
- * [-87.3, 88], giving 0 / large finite at the ends); log, lgamma, digamma x > 0 (normal
- * floats); log1p x > -1. Pure functions of their argument: identical results on every call,
- * every thread count. (Without -ffast-math the compiler keeps the rounding trick below.)
+ * log1p01 on [0, 1]) within 2 ulp-ish (rel. 3e-7); lgamma within 6e-6 of max(1, |lgamma|);
+ * digamma within 2e-6 relative for x >= 1e-3 (plus absolute 1e-5 near its root); Gamma
+ * within 1e-5 relative on (0, 12], 2e-5 on (12, 34). lgamma, digamma and Gamma share one
+ * shift with one division (datm_vshift8f); the pairs lgamma+digamma and Gamma+digamma of one
+ * argument come from one call. Domains: exp any x (clamped to [-87.3, 88], giving 0 / large
+ * finite at the ends); log, lgamma, digamma x > 0 (normal floats); Gamma 0 < x < 34; log1p
+ * x > -1. Pure functions of their argument: identical results on every call, every thread
+ * count. (Without -ffast-math the compiler keeps the rounding trick below.)
  * always_inline: a vlogf left out of line inside a loop stops the vectoriser. */
 #ifndef DATM_VMATH_H
 #define DATM_VMATH_H
@@ -134,36 +137,94 @@ static inline __attribute__((always_inline)) float datm_vlog1p01f(float t)
     return p * t;
 }
 
-/* ln Gamma(x), x > 0: shift to z = x + 8 when x < 8 (ln Gamma(x) = ln Gamma(x+8) -
- * ln(x (x+1) ... (x+7))), then Stirling's series to 1/z^5 (error < 1e-9 for z >= 8). */
-static inline __attribute__((always_inline)) float datm_vlgammaf(float x)
+/* The shift shared by lgamma, digamma and Gamma at x > 0: when x < 8, z = x + 8, P = x (x+1)
+ * ... (x+7) and S = sum_{i<8} 1/(x+i) (ln Gamma(x) = ln Gamma(z) - ln P, psi(x) = psi(z) - S);
+ * otherwise z = x, P = 1, S = 0. S = N / P is summed as fractions pairwise, so one division,
+ * q = 1 / (z P), gives 1/z = q P, 1/P = q z and S = N q z (no overflow: z P < 4.2e9). The
+ * selects are integer masks, not float selects (see datm_vexpf). */
+static inline __attribute__((always_inline)) void datm_vshift8f(float x, float *z, float *iz,
+                                                                float *P, float *iP, float *S)
 {
-    /* the shift is selected with integer masks, not float selects, so nothing is left in
-     * a conditional block (see datm_vexpf) */
     int32_t small = -(int32_t)(x < 8.0f);
-    float prod = x * (x + 1.0f) * (x + 2.0f) * (x + 3.0f) * (x + 4.0f) * (x + 5.0f) *
-                 (x + 6.0f) * (x + 7.0f);
-    prod = datm_vbits2f((datm_vf2bits(prod) & small) | (datm_vf2bits(1.0f) & ~small));
-    float z = x + datm_vbits2f(datm_vf2bits(8.0f) & small);
-    float iz = 1.0f / z, iz2 = iz * iz;
-    float ser = iz * (0.0833333333f + iz2 * (-0.00277777778f + iz2 * 0.000793650794f));
-    float lg = (z - 0.5f) * datm_vlogf(z) - z + 0.918938533204672742f + ser;
-    return lg - datm_vlogf(prod);
+    float xs = datm_vbits2f((datm_vf2bits(x) & small) | (datm_vf2bits(1.0f) & ~small));
+    float d1 = xs + 1.0f, d2 = xs + 2.0f, d3 = xs + 3.0f, d4 = xs + 4.0f, d5 = xs + 5.0f,
+          d6 = xs + 6.0f, d7 = xs + 7.0f;
+    float p01 = xs * d1, p23 = d2 * d3, p45 = d4 * d5, p67 = d6 * d7;
+    float n01 = xs + d1, n23 = d2 + d3, n45 = d4 + d5, n67 = d6 + d7;
+    float p03 = p01 * p23, p47 = p45 * p67;
+    float n03 = n01 * p23 + n23 * p01, n47 = n45 * p67 + n67 * p45;
+    float pp = p03 * p47, nn = n03 * p47 + n47 * p03;
+    pp = datm_vbits2f((datm_vf2bits(pp) & small) | (datm_vf2bits(1.0f) & ~small));
+    nn = datm_vbits2f(datm_vf2bits(nn) & small);
+    float zz = x + datm_vbits2f(datm_vf2bits(8.0f) & small);
+    float q = 1.0f / (zz * pp);
+    *z = zz;
+    *iz = q * pp;
+    *P = pp;
+    *iP = q * zz;
+    *S = nn * (*iP);
 }
 
-/* psi(x), x > 0: psi(x) = psi(x + 8) - sum_{i<8} 1/(x+i) when x < 8, then the asymptotic
- * series ln z - 1/(2z) - 1/(12 z^2) + 1/(120 z^4) - 1/(252 z^6). */
+/* Stirling's series ln Gamma(z) - ((z - 1/2) ln z - z + ln sqrt(2 pi)) to 1/z^5 (error < 1e-9
+ * for z >= 8), and the asymptotic psi(z) = ln z - 1/(2z) - 1/(12 z^2) + 1/(120 z^4) -
+ * 1/(252 z^6), from ln z and 1/z. */
+static inline __attribute__((always_inline)) float datm_vstirlingf(float z, float lz, float iz)
+{
+    float iz2 = iz * iz;
+    float ser = iz * (0.0833333333f + iz2 * (-0.00277777778f + iz2 * 0.000793650794f));
+    return (z - 0.5f) * lz - z + 0.918938533204672742f + ser;
+}
+static inline __attribute__((always_inline)) float datm_vpsi_asymf(float lz, float iz)
+{
+    float iz2 = iz * iz;
+    return lz - 0.5f * iz - iz2 * (0.0833333333f - iz2 * (0.00833333333f - iz2 * 0.00396825397f));
+}
+
+/* ln Gamma(x), x > 0 (datm_vshift8f, then Stirling). */
+static inline __attribute__((always_inline)) float datm_vlgammaf(float x)
+{
+    float z, iz, P, iP, S;
+    datm_vshift8f(x, &z, &iz, &P, &iP, &S);
+    return datm_vstirlingf(z, datm_vlogf(z), iz) - datm_vlogf(P);
+}
+
+/* psi(x), x > 0 (datm_vshift8f, then the asymptotic series). */
 static inline __attribute__((always_inline)) float datm_vdigammaf(float x)
 {
-    int32_t small = -(int32_t)(x < 8.0f);
-    float acc = 1.0f / x + 1.0f / (x + 1.0f) + 1.0f / (x + 2.0f) + 1.0f / (x + 3.0f) +
-                1.0f / (x + 4.0f) + 1.0f / (x + 5.0f) + 1.0f / (x + 6.0f) + 1.0f / (x + 7.0f);
-    acc = datm_vbits2f(datm_vf2bits(acc) & small);
-    float z = x + datm_vbits2f(datm_vf2bits(8.0f) & small);
-    float iz = 1.0f / z, iz2 = iz * iz;
-    float ps = datm_vlogf(z) - 0.5f * iz -
-               iz2 * (0.0833333333f - iz2 * (0.00833333333f - iz2 * 0.00396825397f));
-    return ps - acc;
+    float z, iz, P, iP, S;
+    datm_vshift8f(x, &z, &iz, &P, &iP, &S);
+    return datm_vpsi_asymf(datm_vlogf(z), iz) - S;
+}
+
+/* Gamma(x), 0 < x < 34 (e^(Stirling) stays below the clamp of datm_vexpf): e^(Stirling) / P,
+ * no ln P. */
+static inline __attribute__((always_inline)) float datm_vgammaf(float x)
+{
+    float z, iz, P, iP, S;
+    datm_vshift8f(x, &z, &iz, &P, &iP, &S);
+    return datm_vexpf(datm_vstirlingf(z, datm_vlogf(z), iz)) * iP;
+}
+
+/* ln Gamma(x) and psi(x) together (one shift, one ln z). */
+static inline __attribute__((always_inline)) void datm_vlgamma_digammaf(float x, float *lg,
+                                                                        float *dg)
+{
+    float z, iz, P, iP, S;
+    datm_vshift8f(x, &z, &iz, &P, &iP, &S);
+    float lz = datm_vlogf(z);
+    *lg = datm_vstirlingf(z, lz, iz) - datm_vlogf(P);
+    *dg = datm_vpsi_asymf(lz, iz) - S;
+}
+
+/* Gamma(x) and psi(x) together, 0 < x < 34. */
+static inline __attribute__((always_inline)) void datm_vgamma_digammaf(float x, float *g,
+                                                                       float *dg)
+{
+    float z, iz, P, iP, S;
+    datm_vshift8f(x, &z, &iz, &P, &iP, &S);
+    float lz = datm_vlogf(z);
+    *g = datm_vexpf(datm_vstirlingf(z, lz, iz)) * iP;
+    *dg = datm_vpsi_asymf(lz, iz) - S;
 }
 
 #endif
