@@ -272,8 +272,10 @@ VEC_ATTR static void ENC(v_ll_terms)(int64_t n, const float *x, R *rate_ratio, R
     }
 }
 
-/* Rows of Phi(1) are gathered one per nonzero (Phi(1) is 1 MB at V = 2000, K = 128): the
- * next nonzero's row is prefetched while the current one is used. */
+/* Rows of Phi(1) are gathered one per nonzero (Phi(1) is 1 MB at V = 2000, K = 128): the row
+ * ENC_PF nonzeros ahead is prefetched while the current one is used (one nonzero's work is
+ * shorter than an L3 miss; as in datm_sparse_dense_forward_f32). */
+#define ENC_PF 3
 #define ENC_PREFETCH_ROW(ptr, K)                                                           \
     do {                                                                                   \
         const char *nx_ = (const char *)(ptr);                                             \
@@ -286,11 +288,14 @@ VEC_ATTR static void ENC(v_rates)(const datm_csr *X, const R *phi1, const R *th,
                                   R *rate)
 {
     const int64_t B = X->n_rows, pend = X->row_ptr[B];
+    for (int64_t p = X->row_ptr[0]; p < X->row_ptr[0] + ENC_PF - 1 && p < pend; p++)
+        ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p] * K, K);
     for (int64_t i = 0; i < B; i++) {
         const R *t = th + i * K;
         for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
             const R *f = phi1 + (int64_t)X->col[p] * K;
-            if (p + 1 < pend) ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + 1] * K, K);
+            if (p + ENC_PF - 1 < pend)
+                ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + ENC_PF - 1] * K, K);
             R r = 0;
 #pragma omp simd reduction(+ : r)
             for (int64_t j = 0; j < K; j++) r += t[j] * f[j];
@@ -305,13 +310,16 @@ VEC_ATTR static void ENC(v_dtheta1)(const datm_csr *X, const R *phi1, const R *r
                                     const R *colsum, R s, int64_t K, R *dtheta)
 {
     const int64_t B = X->n_rows, pend = X->row_ptr[B];
+    for (int64_t p = X->row_ptr[0]; p < X->row_ptr[0] + ENC_PF - 1 && p < pend; p++)
+        ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p] * K, K);
     for (int64_t i = 0; i < B; i++) {
         R *d = dtheta + i * K;
 #pragma omp simd
         for (int64_t j = 0; j < K; j++) d[j] = s * colsum[j];
         for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
             const R *f = phi1 + (int64_t)X->col[p] * K;
-            if (p + 1 < pend) ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + 1] * K, K);
+            if (p + ENC_PF - 1 < pend)
+                ENC_PREFETCH_ROW(phi1 + (int64_t)X->col[p + ENC_PF - 1] * K, K);
             const R c = -s * ratio[p];
 #pragma omp simd
             for (int64_t j = 0; j < K; j++) d[j] += c * f[j];
@@ -651,20 +659,25 @@ static void ENC(wgrad_cols)(int64_t B, int64_t n_in, int64_t n_out, const R *X, 
     }
 }
 
-/* Columns c0..c1 of dW (V, n_out) = X^T dY for sparse X with values xval (absolute p). */
-static void ENC(swgrad_cols)(const datm_csr *X, const R *xval, int64_t n_out, const R *dY,
-                             R *dW, R *db, int64_t c0, int64_t c1)
+/* Columns c0..c1 of dW (V, n_out) = X^T dY for sparse X with values xval (absolute p). The
+ * rows of dW are scattered (one per nonzero): the one ENC_PF nonzeros ahead is fetched early. */
+VEC_ATTR static void ENC(swgrad_cols)(const datm_csr *X, const R *xval, int64_t n_out,
+                                      const R *dY, R *dW, R *db, int64_t c0, int64_t c1)
 {
     if (c1 <= c0) return;
-    for (int64_t vv = 0; vv < X->n_cols; vv++)
-        memset(dW + vv * n_out + c0, 0, (size_t)(c1 - c0) * sizeof(R));
+    for (int64_t vv = 0; vv < X->n_cols; vv++) {
+        R *w = dW + vv * n_out;
+#pragma omp simd
+        for (int64_t j = c0; j < c1; j++) w[j] = 0;
+    }
     for (int64_t j = c0; j < c1; j++) db[j] = 0;
+    const int64_t pend = X->row_ptr[X->n_rows];
     for (int64_t i = 0; i < X->n_rows; i++) {
         const R *d = dY + i * n_out;
         for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
             R *w = dW + (int64_t)X->col[p] * n_out;
-            if (p + 1 < X->row_ptr[i + 1]) {   /* rows are scattered: fetch the next one early */
-                const char *nx = (const char *)(dW + (int64_t)X->col[p + 1] * n_out + c0);
+            if (p + ENC_PF - 1 < pend) {
+                const char *nx = (const char *)(dW + (int64_t)X->col[p + ENC_PF - 1] * n_out + c0);
                 for (int64_t o = 0; o < (c1 - c0) * (int64_t)sizeof(R); o += 64)
                     __builtin_prefetch(nx + o, 1, 3);
             }

@@ -64,13 +64,21 @@ void datm_softplus_backward_f64(int64_t n, const double *z, const double *dy, do
     }
 }
 
-/* Rows of W are gathered at random (one per nonzero): prefetch the next nonzero's row while
- * the current one is accumulated (W of the 2000-word first layer does not fit in L2). */
+/* Rows of W are gathered at random (one per nonzero): the row of the nonzero
+ * DATM_SPARSE_PF ahead (across documents) is prefetched while the current one is accumulated
+ * (W of the 2000-word first layer does not fit in L2; one nonzero's work is shorter than an
+ * L3 miss). */
+#define DATM_SPARSE_PF 3
 DATM_VEC_CLONES
 void datm_sparse_dense_forward_f32(const datm_csr *X, const float *xval, int64_t n_out,
                                    const float *W, const float *b, float *Y)
 {
-    const int64_t B = X->n_rows;
+    const int64_t B = X->n_rows, pend = X->row_ptr[B];
+    for (int64_t p = X->row_ptr[0]; p < X->row_ptr[0] + DATM_SPARSE_PF - 1 && p < pend; p++) {
+        const char *nx = (const char *)(W + (int64_t)X->col[p] * n_out);
+        for (int64_t o = 0; o < n_out * (int64_t)sizeof(float); o += 64)
+            __builtin_prefetch(nx + o, 0, 3);
+    }
     for (int64_t i = 0; i < B; i++) {
         float *restrict y = Y + i * n_out;
         if (b) memcpy(y, b, (size_t)n_out * sizeof(float));
@@ -78,8 +86,8 @@ void datm_sparse_dense_forward_f32(const datm_csr *X, const float *xval, int64_t
         const int64_t p0 = X->row_ptr[i], p1 = X->row_ptr[i + 1];
         for (int64_t p = p0; p < p1; p++) {
             const float *restrict w = W + (int64_t)X->col[p] * n_out;
-            if (p + 1 < p1) {
-                const char *nx = (const char *)(W + (int64_t)X->col[p + 1] * n_out);
+            if (p + DATM_SPARSE_PF - 1 < pend) {
+                const char *nx = (const char *)(W + (int64_t)X->col[p + DATM_SPARSE_PF - 1] * n_out);
                 for (int64_t o = 0; o < n_out * (int64_t)sizeof(float); o += 64)
                     __builtin_prefetch(nx + o, 0, 3);
             }
