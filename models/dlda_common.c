@@ -99,6 +99,65 @@ void dlda_test_end(dlda_test *t)
     memset(t, 0, sizeof *t);
 }
 
+/* ---------------------------------------------------------------- evaluation */
+
+int dlda_eval_open(const dlda_base *b, const datm_csr *obs, uint64_t seed, int64_t cp_after,
+                   dlda_eval *e, datm_error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->seed = seed;
+    int rc = dlda_test_begin(b->g, obs, seed, cp_after, &e->t, err);
+    if (!rc && b->c.eval_chain) {
+        rc = datm_gbn_create(b->g->L, b->g->K, &b->g->o, 0, &e->g, err);
+        if (!rc) datm_gbn_copy(e->g, b->g);
+    }
+    if (rc) dlda_eval_close(e);
+    return rc;
+}
+
+int dlda_eval_burnin(const dlda_base *b, dlda_eval *e, datm_error *err)
+{
+    return dlda_test_sweeps(b->g, &e->t, b->c.test_burnin, err);
+}
+
+int dlda_eval_draw(const dlda_base *b, dlda_eval *e, datm_rate_accum *acc, datm_error *err)
+{
+    const datm_gbn *g = e->g ? e->g : b->g;
+    int rc = dlda_test_sweeps(g, &e->t, b->c.eval_thin, err);
+    if (rc) return rc;
+    dlda_test_add(g, &e->t, acc);
+    e->draws++;
+    return DATM_OK;
+}
+
+void dlda_eval_close(dlda_eval *e)
+{
+    dlda_test_end(&e->t);
+    datm_gbn_destroy(&e->g);
+}
+
+/* ---------------------------------------------------------------- shared contract entries */
+
+int dlda_op_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
+                  datm_theta *out, datm_error *err)
+{
+    const dlda_base *b = (const dlda_base *)mm;
+    return dlda_infer(b->g, &b->c, docs, seed, nsamples, out, err);
+}
+
+int dlda_op_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
+                    int64_t *cols)
+{
+    const dlda_base *b = (const dlda_base *)mm;
+    if (layer < 1 || layer > b->g->L) return DATM_E_INVALID;
+    *phi = b->g->phi_f[layer];
+    *rows = b->g->K[layer - 1];
+    *cols = b->g->K[layer];
+    return DATM_OK;
+}
+
+int dlda_op_n_layers(const datm_model *mm) { return ((const dlda_base *)mm)->g->L; }
+
 /* ---------------------------------------------------------------- features */
 
 int dlda_infer(const datm_gbn *g, const dlda_cfg *c, const datm_csr *docs, uint64_t seed,

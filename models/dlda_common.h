@@ -54,6 +54,27 @@ typedef struct dlda_cfg {
 int dlda_cfg_read(const datm_config *cfg, const datm_run_info *info, dlda_cfg *out,
                   datm_error *err);
 
+/* What both variants' model structs start with (as their first member `b`): the plugin
+ * header, the configuration, the globals and the borrowed training set. The shared
+ * contract functions below take the datm_model pointer of either variant. */
+typedef struct dlda_base {
+    datm_model      base;
+    dlda_cfg        c;
+    datm_gbn       *g;
+    const datm_csr *train;    /* (N, V) borrowed from datm_run_info */
+    int64_t         n_train;
+} dlda_base;
+
+/* Contract entries that are the same for both variants (infer, get_phi, n_layers). */
+int dlda_op_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
+                  datm_theta *out, datm_error *err);
+int dlda_op_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
+                    int64_t *cols);
+int dlda_op_n_layers(const datm_model *mm);
+
+/* Mixed seed for the evaluation copy's global draws (never the training streams). */
+static inline uint64_t dlda_eval_seed(uint64_t seed) { return seed ^ 0xA5A5A5A5DEADBEEFull; }
+
 /* A test-document chain with the globals passed in fixed (reference-notes 1.9, 4.2). */
 typedef struct dlda_test {
     const datm_csr *X;          /* (N, V) observed part, borrowed */
@@ -71,6 +92,27 @@ int  dlda_test_sweeps(const datm_gbn *g, dlda_test *t, int64_t n, datm_error *er
 /* Adds Phi(1) theta(1) of the current state to acc. */
 void dlda_test_add(const datm_gbn *g, dlda_test *t, datm_rate_accum *acc);
 void dlda_test_end(dlda_test *t);
+
+/* Evaluation state both variants share (the authors' interleaved protocol, reference-notes
+ * 4.2): the test chain and, in chain mode, a copy of the globals that each draw advances by
+ * one training iteration (the variant's own step) before the test sweeps. */
+typedef struct dlda_eval {
+    dlda_test t;
+    datm_gbn *g;       /* chain mode: copy of the globals, else NULL */
+    uint64_t  seed;
+    int64_t   draws;
+} dlda_eval;
+
+/* Starts the test chain (cp_after as the variant resolves it) and, when b->c.eval_chain,
+ * the copy of the globals. The caller adds its own parts, then runs dlda_eval_burnin. */
+int  dlda_eval_open(const dlda_base *b, const datm_csr *obs, uint64_t seed, int64_t cp_after,
+                    dlda_eval *e, datm_error *err);
+/* c.test_burnin test sweeps with the globals fixed (before the first draw). */
+int  dlda_eval_burnin(const dlda_base *b, dlda_eval *e, datm_error *err);
+/* The end of a draw, after the variant advanced e->g (chain mode): c.eval_thin test sweeps
+ * with e->g (or b->g when there is no copy), then Phi(1) theta(1) into acc. */
+int  dlda_eval_draw(const dlda_base *b, dlda_eval *e, datm_rate_accum *acc, datm_error *err);
+void dlda_eval_close(dlda_eval *e);
 
 /* infer(): burn-in sweeps then nsamples (<= 0: 100) sweeps averaging theta per layer. */
 int dlda_infer(const datm_gbn *g, const dlda_cfg *c, const datm_csr *docs, uint64_t seed,

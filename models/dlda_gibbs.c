@@ -19,12 +19,8 @@
 #include "rand/rand.h"
 
 typedef struct dlda_gibbs {
-    datm_model      base;
-    dlda_cfg        c;
+    dlda_base       b;        /* header, config, globals, training set (first member) */
     int             sample_hyper;
-    datm_gbn       *g;
-    const datm_csr *train;    /* (N, V) borrowed from datm_run_info */
-    int64_t         n_train;
     datm_gbn_chain *ch;       /* local state of every training document */
     datm_gbn_stats *s;
 } dlda_gibbs;
@@ -37,17 +33,14 @@ static const datm_param_schema dlda_gibbs_schema[] = {
      "iterations (sweeps of a chain) before c_n, p_n are sampled; c = 1 until then"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-/* Mixed seed for the evaluation copy's global draws (never the training streams). */
-static uint64_t eval_seed(uint64_t seed) { return seed ^ 0xA5A5A5A5DEADBEEFull; }
-
 /* One Gibbs iteration on (g, ch) over X. */
 static int gibbs_iterate(const dlda_gibbs *m, datm_gbn *g, datm_gbn_chain *ch, datm_gbn_stats *s,
                          uint64_t seed, uint32_t purpose, int64_t it, datm_error *err)
 {
     datm_gbn_stats_reset(s);
     datm_gbn_key key = {.seed = seed, .purpose = purpose, .step = (uint64_t)it, .doc_ids = NULL};
-    datm_gbn_sweep_opts so = {.cp_after = m->c.cp_after, .mode = m->c.mode};
-    int rc = datm_gbn_chain_sweep(g, m->train, ch, &key, &so, s, err);
+    datm_gbn_sweep_opts so = {.cp_after = m->b.c.cp_after, .mode = m->b.c.mode};
+    int rc = datm_gbn_chain_sweep(g, m->b.train, ch, &key, &so, s, err);
     if (!rc) rc = datm_gbn_gibbs_globals(g, s, seed, it, m->sample_hyper, err);
     return rc;
 }
@@ -56,7 +49,7 @@ static void dg_destroy(datm_model *mm)
 {
     dlda_gibbs *m = (dlda_gibbs *)mm;
     if (!m) return;
-    datm_gbn_destroy(&m->g);
+    datm_gbn_destroy(&m->b.g);
     datm_gbn_chain_destroy(&m->ch);
     datm_gbn_stats_destroy(&m->s);
     datm_free(m);
@@ -66,16 +59,16 @@ static int dg_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
                           datm_train_stats *st, datm_error *err)
 {
     dlda_gibbs *m = (dlda_gibbs *)mm;
-    if (b->X->n_rows != m->n_train)
+    if (b->X->n_rows != m->b.n_train)
         return datm_error_set(err, DATM_E_INVALID,
                               "dlda-gibbs: got a mini-batch of %lld documents; this batch sampler "
                               "needs the whole training set (train.batch_size >= %lld)",
-                              (long long)b->X->n_rows, (long long)m->n_train);
-    int rc = gibbs_iterate(m, m->g, m->ch, m->s, ctx->seed, DATM_STREAM_DOC, ctx->iteration, err);
+                              (long long)b->X->n_rows, (long long)m->b.n_train);
+    int rc = gibbs_iterate(m, m->b.g, m->ch, m->s, ctx->seed, DATM_STREAM_DOC, ctx->iteration, err);
     if (rc) return datm_error_prefix(err, "dlda-gibbs iteration %lld: ", (long long)ctx->iteration);
     memset(st, 0, sizeof *st);
-    st->n_layers = m->g->L;
-    st->loglik = datm_gbn_chain_loglik(m->ch) / (double)m->n_train;
+    st->n_layers = m->b.g->L;
+    st->loglik = datm_gbn_chain_loglik(m->ch) / (double)m->b.n_train;
     st->loss = -st->loglik;
     return DATM_OK;
 }
@@ -83,12 +76,9 @@ static int dg_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
 /* ---------------------------------------------------------------- evaluation */
 
 typedef struct dg_eval {
-    dlda_test       t;
-    datm_gbn       *g;        /* chain mode: copy of the globals, else NULL */
+    dlda_eval       e;        /* test chain, copy of the globals (chain mode) */
     datm_gbn_chain *ch;       /* chain mode: copy of the training chain */
     datm_gbn_stats *s;
-    uint64_t        seed;
-    int64_t         draws;
 } dg_eval;
 
 static void dg_eval_end(datm_model *mm, void *state)
@@ -96,8 +86,7 @@ static void dg_eval_end(datm_model *mm, void *state)
     (void)mm;
     dg_eval *e = state;
     if (!e) return;
-    dlda_test_end(&e->t);
-    datm_gbn_destroy(&e->g);
+    dlda_eval_close(&e->e);
     datm_gbn_chain_destroy(&e->ch);
     datm_gbn_stats_destroy(&e->s);
     datm_free(e);
@@ -110,18 +99,13 @@ static int dg_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, voi
     *state = NULL;
     dg_eval *e = datm_alloc(sizeof *e, err);
     if (!e) return err->code;
-    e->seed = seed;
-    int rc = dlda_test_begin(m->g, obs, seed, m->c.cp_after, &e->t, err);
-    if (!rc && m->c.eval_chain) {
-        rc = datm_gbn_create(m->g->L, m->g->K, &m->g->o, 0, &e->g, err);
-        if (!rc) rc = datm_gbn_chain_create(m->g, m->n_train, &e->ch, err);
-        if (!rc) rc = datm_gbn_stats_create(m->g, &e->s, err);
-        if (!rc) {
-            datm_gbn_copy(e->g, m->g);
-            datm_gbn_chain_copy(e->ch, m->ch);
-        }
+    int rc = dlda_eval_open(&m->b, obs, seed, m->b.c.cp_after, &e->e, err);
+    if (!rc && e->e.g) {
+        rc = datm_gbn_chain_create(m->b.g, m->b.n_train, &e->ch, err);
+        if (!rc) rc = datm_gbn_stats_create(m->b.g, &e->s, err);
+        if (!rc) datm_gbn_chain_copy(e->ch, m->ch);
     }
-    if (!rc) rc = dlda_test_sweeps(m->g, &e->t, m->c.test_burnin, err);
+    if (!rc) rc = dlda_eval_burnin(&m->b, &e->e, err);
     if (rc) { dg_eval_end(mm, e); return rc; }
     *state = e;
     return DATM_OK;
@@ -133,46 +117,20 @@ static int dg_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_r
     (void)draw;
     dlda_gibbs *m = (dlda_gibbs *)mm;
     dg_eval *e = state;
-    datm_gbn *g = m->g;
     int rc = DATM_OK;
-    if (e->g) {
-        rc = gibbs_iterate(m, e->g, e->ch, e->s, eval_seed(e->seed), DATM_STREAM_EVAL,
-                           ((int64_t)1 << 40) + e->draws, err);
-        g = e->g;
-    }
-    if (!rc) rc = dlda_test_sweeps(g, &e->t, m->c.eval_thin, err);
-    if (rc) return rc;
-    dlda_test_add(g, &e->t, acc);
-    e->draws++;
-    return DATM_OK;
+    if (e->e.g)
+        rc = gibbs_iterate(m, e->e.g, e->ch, e->s, dlda_eval_seed(e->e.seed), DATM_STREAM_EVAL,
+                           ((int64_t)1 << 40) + e->e.draws, err);
+    if (!rc) rc = dlda_eval_draw(&m->b, &e->e, acc, err);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the rest of the contract */
 
-static int dg_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
-                    datm_theta *out, datm_error *err)
-{
-    const dlda_gibbs *m = (const dlda_gibbs *)mm;
-    return dlda_infer(m->g, &m->c, docs, seed, nsamples, out, err);
-}
-
-static int dg_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
-                      int64_t *cols)
-{
-    const dlda_gibbs *m = (const dlda_gibbs *)mm;
-    if (layer < 1 || layer > m->g->L) return DATM_E_INVALID;
-    *phi = m->g->phi_f[layer];
-    *rows = m->g->K[layer - 1];
-    *cols = m->g->K[layer];
-    return DATM_OK;
-}
-
-static int dg_n_layers(const datm_model *mm) { return ((const dlda_gibbs *)mm)->g->L; }
-
 static int dg_save(const datm_model *mm, struct datm_h5 *grp, datm_error *err)
 {
     const dlda_gibbs *m = (const dlda_gibbs *)mm;
-    int rc = dlda_save_gbn(m->g, grp, err);
+    int rc = dlda_save_gbn(m->b.g, grp, err);
     /* the training chain, for an exact resume */
     const datm_gbn_chain *ch = m->ch;
     for (int l = 1; l <= ch->L && !rc; l++) {
@@ -191,7 +149,7 @@ static int dg_save(const datm_model *mm, struct datm_h5 *grp, datm_error *err)
 static int dg_load(datm_model *mm, struct datm_h5 *grp, datm_error *err)
 {
     dlda_gibbs *m = (dlda_gibbs *)mm;
-    int rc = dlda_load_gbn(m->g, grp, err);
+    int rc = dlda_load_gbn(m->b.g, grp, err);
     datm_gbn_chain *ch = m->ch;
     for (int l = 1; l <= ch->L && !rc; l++) {
         char name[32];
@@ -222,10 +180,10 @@ const datm_model_ops datm_model_dlda_gibbs = {
     .eval_begin = dg_eval_begin,
     .eval_step = dg_eval_step,
     .eval_end = dg_eval_end,
-    .infer = dg_infer,
+    .infer = dlda_op_infer,
     .predict = NULL,
-    .get_phi = dg_get_phi,
-    .n_layers = dg_n_layers,
+    .get_phi = dlda_op_get_phi,
+    .n_layers = dlda_op_n_layers,
     .save = dg_save,
     .load = dg_load,
     .destroy = dg_destroy,
@@ -244,15 +202,15 @@ static int dg_create(const datm_config *cfg, const datm_run_info *info, datm_mod
                               (long long)info->n_train, (long long)info->batch_size);
     dlda_gibbs *m = datm_alloc(sizeof *m, err);
     if (!m) return err->code;
-    m->base.ops = &datm_model_dlda_gibbs;
-    int rc = dlda_cfg_read(cfg, info, &m->c, err);
+    m->b.base.ops = &datm_model_dlda_gibbs;
+    int rc = dlda_cfg_read(cfg, info, &m->b.c, err);
     m->sample_hyper = datm_config_bool(cfg, "sample_hyper");
-    m->train = info->train;
-    m->n_train = info->n_train;
-    if (!rc) rc = datm_gbn_create(m->c.L, m->c.K, &m->c.o, info->seed, &m->g, err);
-    if (!rc) rc = datm_gbn_chain_create(m->g, m->n_train, &m->ch, err);
-    if (!rc) rc = datm_gbn_stats_create(m->g, &m->s, err);
-    if (rc) { dg_destroy(&m->base); return rc; }
-    *out = &m->base;
+    m->b.train = info->train;
+    m->b.n_train = info->n_train;
+    if (!rc) rc = datm_gbn_create(m->b.c.L, m->b.c.K, &m->b.c.o, info->seed, &m->b.g, err);
+    if (!rc) rc = datm_gbn_chain_create(m->b.g, m->b.n_train, &m->ch, err);
+    if (!rc) rc = datm_gbn_stats_create(m->b.g, &m->s, err);
+    if (rc) { dg_destroy(&m->b.base); return rc; }
+    *out = &m->b.base;
     return DATM_OK;
 }

@@ -18,12 +18,8 @@
 #include "rand/rand.h"
 
 typedef struct dlda_tlasgr {
-    datm_model      base;
-    dlda_cfg        c;
+    dlda_base       b;        /* header, config, globals, training set (first member) */
     int64_t         burnin, collect, cp_after;   /* local chain per mini-batch */
-    datm_gbn       *g;
-    const datm_csr *train;    /* (N, V) borrowed from datm_run_info */
-    int64_t         n_train;
     int64_t         B;        /* mini-batch size */
     datm_gbn_chain *ch;       /* local chain, capacity >= B */
     datm_gbn_stats *s;
@@ -49,8 +45,6 @@ static const datm_param_schema dlda_tlasgr_schema[] = {
      "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
-static uint64_t eval_seed(uint64_t seed) { return seed ^ 0xA5A5A5A5DEADBEEFull; }
-
 /* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g. */
 static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const int64_t *doc_ids,
                           uint64_t seed, uint32_t purpose, uint64_t step, datm_tlasgr_report *rep,
@@ -65,14 +59,14 @@ static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const 
     }
     datm_gbn_chain_init(m->ch, B);
     datm_gbn_stats_reset(m->s);
-    datm_gbn_sweep_opts so = {.cp_after = m->cp_after, .mode = m->c.mode};
+    datm_gbn_sweep_opts so = {.cp_after = m->cp_after, .mode = m->b.c.mode};
     for (int64_t sw = 0; sw < m->burnin + m->collect; sw++) {
         datm_gbn_key key = {.seed = seed, .purpose = purpose, .step = step * 4096 + (uint64_t)sw,
                             .doc_ids = doc_ids};
         int rc = datm_gbn_chain_sweep(g, X, m->ch, &key, &so, sw >= m->burnin ? m->s : NULL, err);
         if (rc) return rc;
     }
-    double rho = (double)m->n_train / (double)B;
+    double rho = (double)m->b.n_train / (double)B;
     return datm_tlasgr_step(g, m->s, rho, seed, rep, err);
 }
 
@@ -80,7 +74,7 @@ static void dt_destroy(datm_model *mm)
 {
     dlda_tlasgr *m = (dlda_tlasgr *)mm;
     if (!m) return;
-    datm_gbn_destroy(&m->g);
+    datm_gbn_destroy(&m->b.g);
     datm_gbn_chain_destroy(&m->ch);
     datm_gbn_stats_destroy(&m->s);
     datm_free(m);
@@ -92,25 +86,22 @@ static int dt_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     dlda_tlasgr *m = (dlda_tlasgr *)mm;
     if (b->X->n_rows < 1) return DATM_OK;
     datm_tlasgr_report rep;
-    int rc = tlasgr_iterate(m, m->g, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
+    int rc = tlasgr_iterate(m, m->b.g, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
                             (uint64_t)ctx->iteration, &rep, err);
     if (rc) return datm_error_prefix(err, "dlda-tlasgr mini-batch %lld: ", (long long)ctx->iteration);
     memset(st, 0, sizeof *st);
-    st->n_layers = m->g->L;
+    st->n_layers = m->b.g->L;
     st->loglik = datm_gbn_chain_loglik(m->ch) / (double)b->X->n_rows;
     st->loss = -st->loglik;
-    for (int l = 1; l <= m->g->L; l++) st->step[l - 1] = rep.step_mean[l];
+    for (int l = 1; l <= m->b.g->L; l++) st->step[l - 1] = rep.step_mean[l];
     return DATM_OK;
 }
 
 /* ---------------------------------------------------------------- evaluation */
 
 typedef struct dt_eval {
-    dlda_test t;
-    datm_gbn *g;          /* chain mode: copy of the globals, else NULL */
+    dlda_eval e;          /* test chain, copy of the globals (chain mode) */
     int64_t  *perm;       /* (N) chain mode: row order for random mini-batches */
-    uint64_t  seed;
-    int64_t   draws;
 } dt_eval;
 
 static void dt_eval_end(datm_model *mm, void *state)
@@ -118,8 +109,7 @@ static void dt_eval_end(datm_model *mm, void *state)
     (void)mm;
     dt_eval *e = state;
     if (!e) return;
-    dlda_test_end(&e->t);
-    datm_gbn_destroy(&e->g);
+    dlda_eval_close(&e->e);
     datm_free(e->perm);
     datm_free(e);
 }
@@ -131,17 +121,14 @@ static int dt_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, voi
     *state = NULL;
     dt_eval *e = datm_alloc(sizeof *e, err);
     if (!e) return err->code;
-    e->seed = seed;
-    int64_t cp = m->c.cp_after >= 0 ? m->c.cp_after : 10;
-    int rc = dlda_test_begin(m->g, obs, seed, cp, &e->t, err);
-    if (!rc && m->c.eval_chain) {
-        rc = datm_gbn_create(m->g->L, m->g->K, &m->g->o, 0, &e->g, err);
-        if (!rc) datm_gbn_copy(e->g, m->g);
-        e->perm = rc ? NULL : datm_alloc_array((size_t)m->n_train, sizeof(int64_t), err);
-        if (!rc && !e->perm) rc = err->code;
-        for (int64_t i = 0; !rc && i < m->n_train; i++) e->perm[i] = i;
+    int64_t cp = m->b.c.cp_after >= 0 ? m->b.c.cp_after : 10;
+    int rc = dlda_eval_open(&m->b, obs, seed, cp, &e->e, err);
+    if (!rc && e->e.g) {
+        e->perm = datm_alloc_array((size_t)m->b.n_train, sizeof(int64_t), err);
+        if (!e->perm) rc = err->code;
+        for (int64_t i = 0; !rc && i < m->b.n_train; i++) e->perm[i] = i;
     }
-    if (!rc) rc = dlda_test_sweeps(m->g, &e->t, m->c.test_burnin, err);
+    if (!rc) rc = dlda_eval_burnin(&m->b, &e->e, err);
     if (rc) { dt_eval_end(mm, e); return rc; }
     *state = e;
     return DATM_OK;
@@ -150,10 +137,10 @@ static int dt_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, voi
 /* One TLASGR step of the evaluation copy on B random training documents. */
 static int dt_eval_advance(dlda_tlasgr *m, dt_eval *e, datm_error *err)
 {
-    const int64_t N = m->n_train, B = m->B < N ? m->B : N;
+    const int64_t N = m->b.n_train, B = m->B < N ? m->B : N;
     datm_rng r;
-    datm_rng_init2(&r, eval_seed(e->seed), DATM_STREAM_EVAL, (uint64_t)1 << 40,
-                   (uint64_t)e->draws);
+    datm_rng_init2(&r, dlda_eval_seed(e->e.seed), DATM_STREAM_EVAL, (uint64_t)1 << 40,
+                   (uint64_t)e->e.draws);
     for (int64_t i = 0; i < B; i++) {   /* partial Fisher-Yates: perm[0..B) is a random subset */
         int64_t j = i + (int64_t)datm_rng_below(&r, (uint64_t)(N - i));
         int64_t t = e->perm[i];
@@ -161,10 +148,10 @@ static int dt_eval_advance(dlda_tlasgr *m, dt_eval *e, datm_error *err)
         e->perm[j] = t;
     }
     datm_csr Xb;
-    int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
+    int rc = datm_csr_select_rows(m->b.train, e->perm, B, &Xb, err);
     if (rc) return rc;
-    rc = tlasgr_iterate(m, e->g, &Xb, e->perm, eval_seed(e->seed), DATM_STREAM_EVAL,
-                        ((uint64_t)1 << 30) + (uint64_t)e->draws, NULL, err);
+    rc = tlasgr_iterate(m, e->e.g, &Xb, e->perm, dlda_eval_seed(e->e.seed), DATM_STREAM_EVAL,
+                        ((uint64_t)1 << 30) + (uint64_t)e->e.draws, NULL, err);
     datm_csr_free(&Xb);
     return rc;
 }
@@ -175,49 +162,21 @@ static int dt_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_r
     (void)draw;
     dlda_tlasgr *m = (dlda_tlasgr *)mm;
     dt_eval *e = state;
-    datm_gbn *g = m->g;
-    int rc = DATM_OK;
-    if (e->g) {
-        rc = dt_eval_advance(m, e, err);
-        g = e->g;
-    }
-    if (!rc) rc = dlda_test_sweeps(g, &e->t, m->c.eval_thin, err);
-    if (rc) return rc;
-    dlda_test_add(g, &e->t, acc);
-    e->draws++;
-    return DATM_OK;
+    int rc = e->e.g ? dt_eval_advance(m, e, err) : DATM_OK;
+    if (!rc) rc = dlda_eval_draw(&m->b, &e->e, acc, err);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the rest of the contract */
 
-static int dt_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
-                    datm_theta *out, datm_error *err)
-{
-    const dlda_tlasgr *m = (const dlda_tlasgr *)mm;
-    return dlda_infer(m->g, &m->c, docs, seed, nsamples, out, err);
-}
-
-static int dt_get_phi(const datm_model *mm, int layer, const float **phi, int64_t *rows,
-                      int64_t *cols)
-{
-    const dlda_tlasgr *m = (const dlda_tlasgr *)mm;
-    if (layer < 1 || layer > m->g->L) return DATM_E_INVALID;
-    *phi = m->g->phi_f[layer];
-    *rows = m->g->K[layer - 1];
-    *cols = m->g->K[layer];
-    return DATM_OK;
-}
-
-static int dt_n_layers(const datm_model *mm) { return ((const dlda_tlasgr *)mm)->g->L; }
-
 static int dt_save(const datm_model *mm, struct datm_h5 *grp, datm_error *err)
 {
-    return dlda_save_gbn(((const dlda_tlasgr *)mm)->g, grp, err);
+    return dlda_save_gbn(((const dlda_tlasgr *)mm)->b.g, grp, err);
 }
 
 static int dt_load(datm_model *mm, struct datm_h5 *grp, datm_error *err)
 {
-    return dlda_load_gbn(((dlda_tlasgr *)mm)->g, grp, err);
+    return dlda_load_gbn(((dlda_tlasgr *)mm)->b.g, grp, err);
 }
 
 static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
@@ -233,10 +192,10 @@ const datm_model_ops datm_model_dlda_tlasgr = {
     .eval_begin = dt_eval_begin,
     .eval_step = dt_eval_step,
     .eval_end = dt_eval_end,
-    .infer = dt_infer,
+    .infer = dlda_op_infer,
     .predict = NULL,
-    .get_phi = dt_get_phi,
-    .n_layers = dt_n_layers,
+    .get_phi = dlda_op_get_phi,
+    .n_layers = dlda_op_n_layers,
     .save = dt_save,
     .load = dt_load,
     .destroy = dt_destroy,
@@ -250,10 +209,10 @@ static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_mod
         return datm_error_set(err, DATM_E_INVALID, "dlda-tlasgr: needs the training set");
     dlda_tlasgr *m = datm_alloc(sizeof *m, err);
     if (!m) return err->code;
-    m->base.ops = &datm_model_dlda_tlasgr;
-    int rc = dlda_cfg_read(cfg, info, &m->c, err);
+    m->b.base.ops = &datm_model_dlda_tlasgr;
+    int rc = dlda_cfg_read(cfg, info, &m->b.c, err);
     if (!rc) {
-        datm_gbn_opts *o = &m->c.o;
+        datm_gbn_opts *o = &m->b.c.o;
         o->eps0 = datm_config_real(cfg, "eps0");
         o->tau0 = datm_config_real(cfg, "tau0");
         o->kappa0 = datm_config_real(cfg, "kappa0");
@@ -262,17 +221,17 @@ static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_mod
         o->kappam0 = datm_config_real(cfg, "kappam0");
         o->m_floor = datm_config_real(cfg, "m_floor");
         int64_t bs = datm_config_int(cfg, "burnin_sweeps"), cs = datm_config_int(cfg, "collect_sweeps");
-        m->burnin = bs > 0 ? bs : 20 * (int64_t)m->c.L;
-        m->collect = cs > 0 ? cs : 10 * (int64_t)m->c.L;
-        m->cp_after = m->c.cp_after >= 0 ? m->c.cp_after : DATM_MIN(m->burnin / 2, 10);
+        m->burnin = bs > 0 ? bs : 20 * (int64_t)m->b.c.L;
+        m->collect = cs > 0 ? cs : 10 * (int64_t)m->b.c.L;
+        m->cp_after = m->b.c.cp_after >= 0 ? m->b.c.cp_after : DATM_MIN(m->burnin / 2, 10);
     }
-    m->train = info->train;
-    m->n_train = info->n_train;
+    m->b.train = info->train;
+    m->b.n_train = info->n_train;
     m->B = info->batch_size > 0 ? DATM_MIN(info->batch_size, info->n_train) : 200;
-    if (!rc) rc = datm_gbn_create(m->c.L, m->c.K, &m->c.o, info->seed, &m->g, err);
-    if (!rc) rc = datm_gbn_chain_create(m->g, m->B, &m->ch, err);
-    if (!rc) rc = datm_gbn_stats_create(m->g, &m->s, err);
-    if (rc) { dt_destroy(&m->base); return rc; }
-    *out = &m->base;
+    if (!rc) rc = datm_gbn_create(m->b.c.L, m->b.c.K, &m->b.c.o, info->seed, &m->b.g, err);
+    if (!rc) rc = datm_gbn_chain_create(m->b.g, m->B, &m->ch, err);
+    if (!rc) rc = datm_gbn_stats_create(m->b.g, &m->s, err);
+    if (rc) { dt_destroy(&m->b.base); return rc; }
+    *out = &m->b.base;
     return DATM_OK;
 }
