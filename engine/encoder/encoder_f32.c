@@ -14,7 +14,7 @@
 #define NN(name) name##_f32
 #define FAM(member) member##_f32
 #define WS datm_encoder_ws
-#define GEMM datm_sgemm
+#define GEMM datm_sgemm_small
 #define VEC_ATTR DATM_VEC_CLONES
 #define VLOG datm_vlogf
 #define VLOG1P datm_vlog1pf

@@ -44,6 +44,14 @@ static inline float datm_sigmoidf(float x)
 void datm_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                 const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                 float *C, int64_t ldc);
+/* The same for the small products of the encoder (engine/math/gemm_small.c): an AVX2+FMA
+ * kernel without packing when op(B) = B, alpha == 1, beta is 0 or 1 and N % 8 == 0 (else
+ * datm_sgemm). There every entry of C is one FMA chain over k in order: a row's result does
+ * not depend on M or on how the caller splits the rows (BLAS edge kernels make it depend on
+ * both). */
+void datm_sgemm_small(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc);
 void datm_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, double alpha,
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);

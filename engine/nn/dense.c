@@ -10,7 +10,7 @@
 
 #define R float
 #define FN(name) name##_f32
-#define GEMM datm_sgemm
+#define GEMM datm_sgemm_small   /* no packing for small shapes; row-split independent */
 #include "nn/nn_dense_impl.h"
 #undef R
 #undef FN

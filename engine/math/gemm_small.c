@@ -1,0 +1,94 @@
+/* engine/math/gemm_small.c: single-precision products of the small shapes of the encoder
+ * (tens of rows, K and N up to a few hundred) without OpenBLAS's packing and per-call set-up.
+ *
+ * An AVX2+FMA register-blocked kernel: 6 rows x 16 columns of C in 12 registers, one row of B
+ * (16 floats) loaded per k and each A(i, k) broadcast. Every entry of C is one FMA chain over
+ * k = 0 .. K-1 in increasing order, whatever M and however the caller splits the rows, so
+ * results do not depend on the thread count or on the row blocks (OpenBLAS's edge kernels
+ * make them depend on both). op(B) = B^T goes to BLAS: transposing B for every call of a
+ * product this small costs more than the product. */
+#include "math/math.h"
+
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DATM_HAVE_SMALL_GEMM 1
+
+/* C rows i0 .. i0+mr-1 (mr <= 6), columns j0 .. j0+16*nv-1 (nv = 1 or 2 vectors of 8): A(i, k)
+ * = A[i rs + k cs]; B (K, *) row-major with row stride ldb. Rows past mr repeat the last one
+ * (computed, not stored). */
+__attribute__((target("avx2,fma")))
+static void kernel(int64_t K, const float *A, int64_t rs, int64_t cs, const float *B, int64_t ldb,
+                   float *C, int64_t ldc, int64_t i0, int mr, int64_t j0, int nv, int beta1)
+{
+    const float *a[6];
+    for (int r = 0; r < 6; r++) a[r] = A + (i0 + (r < mr ? r : mr - 1)) * rs;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    const float *b = B + j0;
+    if (nv == 2) {
+        for (int64_t k = 0; k < K; k++, b += ldb) {
+            const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+            const int64_t o = k * cs;
+            __m256 x;
+            x = _mm256_broadcast_ss(a[0] + o); c00 = _mm256_fmadd_ps(x, b0, c00); c01 = _mm256_fmadd_ps(x, b1, c01);
+            x = _mm256_broadcast_ss(a[1] + o); c10 = _mm256_fmadd_ps(x, b0, c10); c11 = _mm256_fmadd_ps(x, b1, c11);
+            x = _mm256_broadcast_ss(a[2] + o); c20 = _mm256_fmadd_ps(x, b0, c20); c21 = _mm256_fmadd_ps(x, b1, c21);
+            x = _mm256_broadcast_ss(a[3] + o); c30 = _mm256_fmadd_ps(x, b0, c30); c31 = _mm256_fmadd_ps(x, b1, c31);
+            x = _mm256_broadcast_ss(a[4] + o); c40 = _mm256_fmadd_ps(x, b0, c40); c41 = _mm256_fmadd_ps(x, b1, c41);
+            x = _mm256_broadcast_ss(a[5] + o); c50 = _mm256_fmadd_ps(x, b0, c50); c51 = _mm256_fmadd_ps(x, b1, c51);
+        }
+    } else {
+        for (int64_t k = 0; k < K; k++, b += ldb) {
+            const __m256 b0 = _mm256_loadu_ps(b);
+            const int64_t o = k * cs;
+            c00 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[0] + o), b0, c00);
+            c10 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[1] + o), b0, c10);
+            c20 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[2] + o), b0, c20);
+            c30 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[3] + o), b0, c30);
+            c40 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[4] + o), b0, c40);
+            c50 = _mm256_fmadd_ps(_mm256_broadcast_ss(a[5] + o), b0, c50);
+        }
+    }
+    const __m256 acc[6][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
+    for (int r = 0; r < mr; r++) {
+        float *c = C + (i0 + r) * ldc + j0;
+        for (int v = 0; v < nv; v++) {
+            __m256 x = acc[r][v];
+            if (beta1) x = _mm256_add_ps(_mm256_loadu_ps(c + 8 * v), x);
+            _mm256_storeu_ps(c + 8 * v, x);
+        }
+    }
+}
+
+__attribute__((target("avx2,fma")))
+static void small_gemm(int trans_a, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                       const float *B, int64_t ldb, int beta1, float *C, int64_t ldc)
+{
+    const int64_t rs = trans_a ? 1 : lda, cs = trans_a ? lda : 1;
+    for (int64_t i0 = 0; i0 < M; i0 += 6) {
+        const int mr = (int)(M - i0 < 6 ? M - i0 : 6);
+        int64_t j0 = 0;
+        for (; j0 + 16 <= N; j0 += 16) kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 2, beta1);
+        if (j0 < N) kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 1, beta1);
+    }
+}
+#endif
+
+int datm_sgemm_small_force_blas = 0;   /* tests: compare against the BLAS path */
+
+void datm_sgemm_small(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                      float *C, int64_t ldc)
+{
+#ifdef DATM_HAVE_SMALL_GEMM
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        !datm_sgemm_small_force_blas && !trans_b && alpha == 1.0f &&
+        (beta == 0.0f || beta == 1.0f) && N % 8 == 0 && M > 0 && N > 0 && K > 0) {
+        DATM_ASSERT(ldc >= N && lda >= (trans_a ? M : K) && ldb >= N);
+        small_gemm(trans_a, M, N, K, A, lda, B, ldb, beta == 1.0f, C, ldc);
+        return;
+    }
+#endif
+    datm_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
