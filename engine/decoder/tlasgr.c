@@ -16,7 +16,9 @@
  * (one 64-byte line of each row), draws the block's noise column by column from the same
  * streams, and runs the update and the projection across the 8 columns at once (AVX2 when
  * the CPU has it; the same IEEE operations in the same order either way), blocks spread over
- * OpenMP threads. Per column, every sum runs over v in increasing order in both. */
+ * OpenMP threads (all layers in one parallel region). Per column, every sum runs over v in
+ * increasing order in both. On a non-finite column both leave that column as it was, update
+ * every other column of every layer, leave r and t, and name the first (layer, column). */
 #include <omp.h>
 #include <string.h>
 
@@ -101,6 +103,8 @@ int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t se
     double *buf = datm_alloc_array((size_t)(2 * maxR), sizeof(double), err);
     if (!buf) return err->code;
     double *nw = buf, *old = buf + maxR;
+    int bad_l = -1;       /* first layer with a non-finite column; its first such column */
+    int64_t bad_k = -1;
 
     for (int l = 1; l <= g->L; l++) {
         const int64_t R = g->K[l - 1], C = g->K[l];
@@ -141,14 +145,16 @@ int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t se
             }
             for (int64_t v = 0; v < R; v++) phi[v * C + k] = nw[v];
         }
-        if (bad >= 0) {
-            datm_free(buf);
-            return datm_error_set(err, DATM_E_NUMERIC,
-                                  "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
-                                  (long long)t, l, (long long)bad, M[bad]);
+        if (bad >= 0 && bad_l < 0) {
+            bad_l = l;
+            bad_k = bad;
         }
     }
     datm_free(buf);
+    if (bad_l >= 0)
+        return datm_error_set(err, DATM_E_NUMERIC,
+                              "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
+                              (long long)t, bad_l, (long long)bad_k, g->M[bad_l][bad_k]);
     if (g->r) {
         int rc = step_r(g, s, rho, seed, t, first, eps, eps_m, inv, rep, err);
         if (rc) return rc;
@@ -392,42 +398,55 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     double *buf = datm_alloc_array((size_t)(T * per), sizeof(double), err);
     if (!buf) return err->code;
 
+    /* every block of every layer in one parallel region (the layers are independent given
+     * the counts): one fork/join instead of one per layer, the big layer-1 blocks first */
+    tl_layer Lr[DATM_GBN_MAX_LAYERS + 1];
+    int64_t first_blk[DATM_GBN_MAX_LAYERS + 2], bad[DATM_GBN_MAX_LAYERS + 1];
+    first_blk[1] = 0;
     for (int l = 1; l <= g->L; l++) {
-        const int64_t R = g->K[l - 1], C = g->K[l];
-        const tl_layer Lr = {R, C, s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho, inv,
-                             g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
-                             seed, (uint64_t)t * 64 + (uint64_t)l};
-        const int64_t nblk = (C + TL_W - 1) / TL_W;
-        int64_t bad = -1;
-#pragma omp parallel for num_threads(T) schedule(static) if (T > 1 && nblk > 1)
-        for (int64_t bk = 0; bk < nblk; bk++) {
-            double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * TL_CH;
-            const int64_t k0 = bk * TL_W;
-            const int w = (int)(C - k0 < TL_W ? C - k0 : TL_W);
-            unsigned ok;
+        const tl_layer x = {g->K[l - 1], g->K[l], s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho,
+                            inv, g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
+                            seed, (uint64_t)t * 64 + (uint64_t)l};
+        Lr[l] = x;
+        first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
+        bad[l] = -1;
+    }
+    const int64_t nblk = first_blk[g->L + 1];
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1 && nblk > 1)
+    for (int64_t bk = 0; bk < nblk; bk++) {
+        int l = 1;
+        while (bk >= first_blk[l + 1]) l++;
+        const tl_layer *ly = &Lr[l];
+        double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * TL_CH;
+        const int64_t k0 = (bk - first_blk[l]) * TL_W;
+        const int w = (int)(ly->C - k0 < TL_W ? ly->C - k0 : TL_W);
+        unsigned ok;
 #ifdef TL_HAVE_AVX2
-            if (use_avx2 && w == TL_W) ok = block_avx2(&Lr, k0, z, nw);
-            else
+        if (use_avx2 && w == TL_W) ok = block_avx2(ly, k0, z, nw);
+        else
 #endif
-                ok = block_scalar(&Lr, k0, w, z, nw);
-            if (ok != (1u << w) - 1) {
-                int j = 0;
-                while (ok >> j & 1) j++;
+            ok = block_scalar(ly, k0, w, z, nw);
+        if (ok != (1u << w) - 1) {
+            int j = 0;
+            while (ok >> j & 1) j++;
 #pragma omp critical(datm_tlasgr_bad)
-                if (bad < 0 || k0 + j < bad) bad = k0 + j;
-            }
+            if (bad[l] < 0 || k0 + j < bad[l]) bad[l] = k0 + j;
         }
-        (void)use_avx2;
+    }
+    (void)use_avx2;
+    for (int l = 1; l <= g->L; l++) {
+        const int64_t C = g->K[l];
         double step_sum = 0.0;
         for (int64_t k = 0; k < C; k++) step_sum += eps / g->M[l][k];
         rep->step_mean[l] = step_sum / (double)C;
-        if (bad >= 0) {
+    }
+    for (int l = 1; l <= g->L; l++)
+        if (bad[l] >= 0) {
             datm_free(buf);
             return datm_error_set(err, DATM_E_NUMERIC,
                                   "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
-                                  (long long)t, l, (long long)bad, g->M[l][bad]);
+                                  (long long)t, l, (long long)bad[l], g->M[l][bad[l]]);
         }
-    }
     datm_free(buf);
 
     if (g->r) {
