@@ -183,6 +183,10 @@ typedef struct datm_encoder_loss {
     R *dz2[DATM_ENC_MAX_LAYERS + 1], *da[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) */        \
     R *dz3[DATM_ENC_MAX_LAYERS + 1];     /* (B, H_l) */                                    \
     R *dh;                               /* (B, max H) */                                  \
+    R *phiT[DATM_ENC_MAX_LAYERS + 1];    /* (K_l, K_{l-1}) Phi(l)^T, l >= 2 (per forward) */ \
+    R *wT1[DATM_ENC_MAX_LAYERS + 1];     /* (KS_l, H_l) W1(l)^T (per backward) */          \
+    R *wT2[DATM_ENC_MAX_LAYERS + 1];     /* (K_l, H_l) W2(l)^T */                          \
+    R *wT3[DATM_ENC_MAX_LAYERS + 1];     /* (H_l, H_{l-1}) W3(l)^T, l >= 2 */              \
     float *noise[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l noise_dim) */                      \
     datm_rng *rng;                       /* (cap) per-document streams */                  \
     void *block;                         /* the one allocation behind the arrays */

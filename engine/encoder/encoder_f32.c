@@ -51,8 +51,10 @@ static int infer_chunks(const datm_encoder *e, const float *params, const datm_c
     datm_encoder_ws **ws = datm_alloc_array((size_t)nt, sizeof *ws, err);
     if (!ws) return err ? err->code : DATM_E_NOMEM;
     int rc = DATM_OK;
-    for (int t = 0; t < nt && !rc; t++)
+    for (int t = 0; t < nt && !rc; t++) {
         rc = datm_encoder_ws_create(e, chunk, DATM_MAX(nnz_max, 1), &ws[t], err);
+        if (!rc && what != 1) make_phiT(e, phi, ws[t]);
+    }
     if (rc) {
         for (int t = 0; t < nt; t++) datm_encoder_ws_destroy(&ws[t]);
         datm_free(ws);

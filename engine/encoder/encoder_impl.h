@@ -59,6 +59,12 @@ static int64_t ENC(ws_layout)(const datm_encoder *e, int64_t cap, WS *ws, char *
         CARVE(ws->da[l], n, R);
         CARVE(ws->dz3[l], cap * e->H[l], R);
         CARVE(ws->noise[l], n * nd, float);
+        CARVE(ws->wT1[l], e->KS[l] * e->H[l], R);
+        CARVE(ws->wT2[l], e->K[l] * e->H[l], R);
+        if (l >= 2) {
+            CARVE(ws->phiT[l], e->K[l] * e->K[l - 1], R);
+            CARVE(ws->wT3[l], e->H[l] * e->H[l - 1], R);
+        }
     }
 #undef CARVE
     return off;
@@ -198,6 +204,23 @@ static int ENC(n_threads)(int nb)
 {
     int nt = omp_in_parallel() ? 1 : omp_get_max_threads();
     return nt < nb ? nt : nb;
+}
+
+/* dst (c, r) = src (r, c)^T. The products with a transposed right factor (a = theta Phi^T,
+ * dh = dz W^T) run as plain products on these copies: the small-product kernel of
+ * engine/math has no transposed form, and BLAS's is slower at these shapes. */
+static void ENC(transpose)(int64_t r, int64_t c, const R *src, R *dst)
+{
+    for (int64_t i0 = 0; i0 < r; i0 += 16)
+        for (int64_t j = 0; j < c; j++)
+            for (int64_t i = i0; i < r && i < i0 + 16; i++) dst[j * r + i] = src[i * c + j];
+}
+
+/* Phi(l)^T, l >= 2, into ws (every ws the top-down pass will use; phi changes between calls). */
+static void ENC(make_phiT)(const datm_encoder *e, const R *const *phi, WS *ws)
+{
+    for (int l = 2; l <= e->L; l++)
+        if (phi && phi[l]) ENC(transpose)(e->K[l - 1], e->K[l], phi[l], ws->phiT[l]);
 }
 
 /* ---- elementwise kernels (vectorised; VEC_ATTR adds an AVX2 clone in f32) ---- */
@@ -395,6 +418,7 @@ static void ENC(upward)(const datm_encoder *e, const R *params, WS *ws)
 static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R *const *phi,
                          const R *top_shape, const datm_encoder_noise *noise, WS *ws)
 {
+    (void)phi;   /* read as ws->phiT (made by the caller from these) */
     const int L = e->L;
     const int64_t B = ws->B;
     const datm_encoder_opts *o = &e->o;
@@ -415,8 +439,8 @@ static void ENC(topdown)(const datm_encoder *e, datm_encoder_mode mode, const R 
         const R *kt = ws->kt[l], *lt = ws->lt[l];
         if (l < L) {
             /* a(l) = theta(l+1) Phi(l+1)^T: the gamma shape of theta(l) under the prior */
-            GEMM(0, 1, B, K, e->K[l + 1], (R)1, ws->theta[l + 1], e->K[l + 1], phi[l + 1],
-                 e->K[l + 1], (R)0, a, K);
+            GEMM(0, 0, B, K, e->K[l + 1], (R)1, ws->theta[l + 1], e->K[l + 1], ws->phiT[l + 1],
+                 K, (R)0, a, K);
         }
         const int down = o->downward && l < L;
         for (int64_t i = 0; i < B; i++)
@@ -520,6 +544,7 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
         }
     }
 
+    ENC(make_phiT)(e, phi, ws);
     const int nb = ENC(n_blocks)(B), nt = ENC(n_threads)(nb);
     ws->nb = nb;
     /* BLAS single-threaded: parallelism is over blocks (and OpenBLAS's own threads would
@@ -582,9 +607,9 @@ static void ENC(backward_rows)(const datm_encoder *e, const R *params, WS *ws,
     const int64_t B = ws->B;
     const datm_csr *X = &ws->Xv;
     const datm_encoder_opts *o = &e->o;
-    const datm_param_view *v = e->params.views;
     const R *const *phi = ws->phi;
     const R s = (R)(1.0 / (double)ws->B_total);
+    (void)params;   /* the weights are read as ws->wT1..3 */
 
     /* d loss / d theta(1) from the likelihood: -(1/B) (sum_v x/rate phi_v. - colsum) */
     ENC(v_dtheta1)(X, phi[1], ws->ratio, ws->colsum, s, e->K[1], ws->dtheta[1]);
@@ -633,14 +658,14 @@ static void ENC(backward_rows)(const datm_encoder *e, const R *params, WS *ws,
         R *dh = ws->dh;
         R beta = 0;
         if (l < L) {
-            GEMM(0, 1, B, e->H[l], e->H[l + 1], (R)1, ws->dz3[l + 1], e->H[l + 1],
-                 params + v[e->iW3[l + 1]].offset, e->H[l + 1], (R)0, dh, e->H[l]);
+            GEMM(0, 0, B, e->H[l], e->H[l + 1], (R)1, ws->dz3[l + 1], e->H[l + 1],
+                 ws->wT3[l + 1], e->H[l], (R)0, dh, e->H[l]);
             beta = 1;
         }
-        GEMM(0, 1, B, e->H[l], e->KS[l], (R)1, ws->dz1[l], e->KS[l],
-             params + v[e->iW1[l]].offset, e->KS[l], beta, dh, e->H[l]);
-        GEMM(0, 1, B, e->H[l], e->K[l], (R)1, ws->dz2[l], e->K[l],
-             params + v[e->iW2[l]].offset, e->K[l], (R)1, dh, e->H[l]);
+        GEMM(0, 0, B, e->H[l], e->KS[l], (R)1, ws->dz1[l], e->KS[l], ws->wT1[l], e->H[l], beta,
+             dh, e->H[l]);
+        GEMM(0, 0, B, e->H[l], e->K[l], (R)1, ws->dz2[l], e->K[l], ws->wT2[l], e->H[l], (R)1,
+             dh, e->H[l]);
         NN(datm_softplus_backward)(B * e->H[l], ws->z3[l], dh, ws->dz3[l]);
     }
 }
@@ -713,6 +738,12 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
             end = pv->offset + pv->rows * pv->cols;
         }
         if (e->params.size > end) memset(grad + end, 0, (size_t)(e->params.size - end) * sizeof(R));
+    }
+    /* the weights transposed once for the blocks' dh = dz W^T */
+    for (int l = 1; l <= L; l++) {
+        ENC(transpose)(e->H[l], e->KS[l], params + v[e->iW1[l]].offset, ws->wT1[l]);
+        ENC(transpose)(e->H[l], e->K[l], params + v[e->iW2[l]].offset, ws->wT2[l]);
+        if (l >= 2) ENC(transpose)(e->H[l - 1], e->H[l], params + v[e->iW3[l]].offset, ws->wT3[l]);
     }
     const int nb = ws->nb > 0 ? ws->nb : 1, nt = ENC(n_threads)(nb);
     const int blas = openblas_get_num_threads();
