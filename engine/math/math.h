@@ -56,6 +56,10 @@ void datm_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, doubl
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
 
+/* sum_k (double)a[k] b[k], k < n, as 8 partial sums (k mod 8) combined in a fixed order: the
+ * same value on every machine and thread count; vectorised (engine/math/dot.c). */
+double datm_dot_f32_f64(const float *a, const float *b, int64_t n);
+
 /* C (N, K) = X (N, V) * B (V, K): CSR times dense, OpenMP over rows. Overwrites C. */
 void datm_csr_mm(const datm_csr *X, const float *B, int64_t K, float *C);
 /* C (V, K) = X^T (V, N) * A (N, K): dense^T x CSR; deterministic for any thread count. */
