@@ -71,6 +71,9 @@ void datm_weibull_mean_f64(int64_t n, const double *k, const double *lam, double
 }
 
 /* ---- fast float kernels ----
+ * ln(1 - u) as datm_vlogf(1 - u): the noise u = (2j + 1) 2^-24 of datm_rng_uniform_f makes
+ * 1 - u exact, and vlogf is accurate near 1 (z = m - 1 exact), so no log1p (and its
+ * division) is needed; for rescaled noise (u_lo > 0) 1 - u rounds by at most 2^-24.
  * (the optional outputs are separate loops: a conditional store inside the loop keeps gcc
  * from vectorising it) */
 
@@ -81,7 +84,7 @@ void datm_weibull_reparam_f32(int64_t n, const float *k, const float *lam, const
     if (dth_dk && dth_dlam) {
 #pragma omp simd
         for (int64_t i = 0; i < n; i++) {
-            float lt = datm_vlogf(-datm_vlog1pf(-u[i]));   /* ln t, t = -ln(1 - u) ~ Exp(1) */
+            float lt = datm_vlogf(-datm_vlogf(1.0f - u[i]));   /* ln t, t = -ln(1 - u) ~ Exp(1) */
             float ik = 1.0f / k[i];
             float e = datm_vexpf(lt * ik);                 /* t^(1/k) */
             float th = lam[i] * e;
@@ -93,13 +96,13 @@ void datm_weibull_reparam_f32(int64_t n, const float *k, const float *lam, const
     }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) {
-        float lt = datm_vlogf(-datm_vlog1pf(-u[i]));
+        float lt = datm_vlogf(-datm_vlogf(1.0f - u[i]));
         theta[i] = lam[i] * datm_vexpf(lt / k[i]);
     }
     /* partial requests (rare): from the values just computed */
     if (dth_dk || dth_dlam)
         for (int64_t i = 0; i < n; i++) {
-            float lt = datm_vlogf(-datm_vlog1pf(-u[i])), ik = 1.0f / k[i];
+            float lt = datm_vlogf(-datm_vlogf(1.0f - u[i])), ik = 1.0f / k[i];
             if (dth_dk) dth_dk[i] = -theta[i] * lt * ik * ik;
             if (dth_dlam) dth_dlam[i] = datm_vexpf(lt * ik);
         }

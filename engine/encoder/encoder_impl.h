@@ -224,6 +224,17 @@ static void ENC(make_phiT)(const datm_encoder *e, const R *const *phi, WS *ws)
 }
 
 /* ---- elementwise kernels (vectorised; VEC_ATTR adds an AVX2 clone in f32) ---- */
+/* cs (K) = column sums of Phi(1) (V, K), v increasing (serial: it runs before the blocks) */
+VEC_ATTR static void ENC(v_colsum)(int64_t V, int64_t K, const R *phi1, R *cs)
+{
+    for (int64_t j = 0; j < K; j++) cs[j] = 0;
+    for (int64_t vv = 0; vv < V; vv++) {
+        const R *f = phi1 + vv * K;
+#pragma omp simd
+        for (int64_t j = 0; j < K; j++) cs[j] += f[j];
+    }
+}
+
 VEC_ATTR static void ENC(v_log1p)(int64_t n, const float *x, R *y)
 {
 #pragma omp simd
@@ -532,17 +543,8 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
     ws->phi = phi;
     ws->top_shape = top_shape;
     for (int l = 1; l <= L; l++) ws->kl_weight[l] = kl_weight ? kl_weight[l] : e->o.kl_weight[l];
-    if (mode == DATM_ENC_TRAIN) {
-        /* column sums of Phi(1): sum_v rate_vn = theta_n . colsum */
-        const int64_t K = e->K[1], V = e->K[0];
-        R *cs = ws->colsum;
-        for (int64_t j = 0; j < K; j++) cs[j] = 0;
-        for (int64_t vv = 0; vv < V; vv++) {
-            const R *f = phi[1] + vv * K;
-#pragma omp simd
-            for (int64_t j = 0; j < K; j++) cs[j] += f[j];
-        }
-    }
+    if (mode == DATM_ENC_TRAIN)   /* sum_v rate_vn = theta_n . colsum */
+        ENC(v_colsum)(e->K[0], e->K[1], phi[1], ws->colsum);
 
     ENC(make_phiT)(e, phi, ws);
     const int nb = ENC(n_blocks)(B), nt = ENC(n_threads)(nb);
