@@ -219,8 +219,10 @@ static void ENC(transpose)(int64_t r, int64_t c, const R *src, R *dst)
 /* Phi(l)^T, l >= 2, into ws (every ws the top-down pass will use; phi changes between calls). */
 static void ENC(make_phiT)(const datm_encoder *e, const R *const *phi, WS *ws)
 {
-    for (int l = 2; l <= e->L; l++)
+    for (int l = 2; l <= e->L; l++) {
         if (phi && phi[l]) ENC(transpose)(e->K[l - 1], e->K[l], phi[l], ws->phiT[l]);
+        else memset(ws->phiT[l], 0, (size_t)(e->K[l] * e->K[l - 1]) * sizeof(R));   /* unused */
+    }
 }
 
 /* ---- elementwise kernels (vectorised; VEC_ATTR adds an AVX2 clone in f32) ---- */
