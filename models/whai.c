@@ -80,7 +80,7 @@ const datm_param_schema datm_whai_schema[] = {
     {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,
      "Phi entries are clamped to >= phi_floor before renormalising"},
     {"phi_init", DATM_PARAM_STRING, "", 0, 0, NULL,
-     "warm start: read Phi(l) from /model/phi_<l> of this result or checkpoint .h5 (layers "
+     "warm start: read Phi(l) from /model/phi_<l> of this result (or checkpoint) .h5 (layers "
      "whose shape matches; \"\" = random init). Not in the paper"},
     {"phi_fixed", DATM_PARAM_BOOL, "false", 0, 0, NULL,
      "keep Phi fixed (no augmentation, no TLASGR): train the encoder against given topics"},
@@ -481,7 +481,9 @@ static int whai_phi_init(datm_gbn *g, const char *path, datm_error *err)
 {
     datm_h5 *f = NULL, *grp = NULL;
     int rc = datm_h5_open(path, 0, &f, err);
-    if (!rc) rc = datm_h5_group(f, "model", 0, &grp, err);
+    /* a result keeps the topics in /model, a checkpoint in /checkpoint/model */
+    if (!rc) rc = datm_h5_group(f, datm_h5_exists(f, "model") ? "model" : "checkpoint/model", 0,
+                                &grp, err);
     int loaded = 0;
     for (int l = 1; l <= g->L && !rc; l++) {
         char name[32];
