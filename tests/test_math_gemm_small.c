@@ -4,7 +4,7 @@
  * the kernel's 6 x 16 blocks (N % 8 == 0; other N fall back to BLAS and are checked too).
  * Tolerance: 1e-5 of sum_k |a_ik b_kj| (float rounding of K terms, K <= 300). The property the
  * encoder relies on: computing rows [0, m) and [m, M) in two calls gives the same bits as one
- * call, for every split. Prints GFLOP/s of both paths at (50, 128) x (128, 128). */
+ * call, for every split. datm_sgemm_small_bias gives the bits of bias rows + beta = 1. Prints GFLOP/s of both paths at (50, 128) x (128, 128). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +79,23 @@ int main(void)
                     for (size_t c = 0; c < sizeof Ks / sizeof *Ks; c++)
                         for (int be = 0; be < 2; be++)
                             one(ta, tb, Ms[a], Ns[b], Ks[c], (float)be, &r);
+    /* bias form: the same bits as bias rows + beta = 1 */
+    for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+        for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++) {
+            const int64_t M = Ms[a], N = Ns[b], K = 37;
+            float *A = malloc(sizeof(float) * (size_t)(M * K)), *B = malloc(sizeof(float) * (size_t)(K * N));
+            float *bias = malloc(sizeof(float) * (size_t)N);
+            float *C1 = malloc(sizeof(float) * (size_t)(M * N)), *C2 = malloc(sizeof(float) * (size_t)(M * N));
+            fill(A, M * K, &r);
+            fill(B, K * N, &r);
+            fill(bias, N, &r);
+            datm_sgemm_small_bias(M, N, K, A, K, B, N, bias, C1, N);
+            for (int64_t i = 0; i < M; i++) memcpy(C2 + i * N, bias, sizeof(float) * (size_t)N);
+            datm_sgemm_small(0, 0, M, N, K, 1.0f, A, K, B, N, 1.0f, C2, N);
+            CHECK(memcmp(C1, C2, sizeof(float) * (size_t)(M * N)) == 0, "bias form M %lld N %lld",
+                  (long long)M, (long long)N);
+            free(A); free(B); free(bias); free(C1); free(C2);
+        }
     /* speed at the encoder's main shape */
     enum { M = 50, N = 128, K = 128 };
     static float A[M * K], B[K * N], C[M * N];

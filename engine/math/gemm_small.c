@@ -19,7 +19,8 @@
  * (computed, not stored). */
 __attribute__((target("avx2,fma")))
 static void kernel(int64_t K, const float *A, int64_t rs, int64_t cs, const float *B, int64_t ldb,
-                   float *C, int64_t ldc, int64_t i0, int mr, int64_t j0, int nv, int beta1)
+                   float *C, int64_t ldc, int64_t i0, int mr, int64_t j0, int nv, int beta1,
+                   const float *bias)
 {
     const float *a[6];
     for (int r = 0; r < 6; r++) a[r] = A + (i0 + (r < mr ? r : mr - 1)) * rs;
@@ -55,7 +56,8 @@ static void kernel(int64_t K, const float *A, int64_t rs, int64_t cs, const floa
         float *c = C + (i0 + r) * ldc + j0;
         for (int v = 0; v < nv; v++) {
             __m256 x = acc[r][v];
-            if (beta1) x = _mm256_add_ps(_mm256_loadu_ps(c + 8 * v), x);
+            if (bias) x = _mm256_add_ps(_mm256_loadu_ps(bias + j0 + 8 * v), x);
+            else if (beta1) x = _mm256_add_ps(_mm256_loadu_ps(c + 8 * v), x);
             _mm256_storeu_ps(c + 8 * v, x);
         }
     }
@@ -63,14 +65,16 @@ static void kernel(int64_t K, const float *A, int64_t rs, int64_t cs, const floa
 
 __attribute__((target("avx2,fma")))
 static void small_gemm(int trans_a, int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                       const float *B, int64_t ldb, int beta1, float *C, int64_t ldc)
+                       const float *B, int64_t ldb, int beta1, const float *bias, float *C,
+                       int64_t ldc)
 {
     const int64_t rs = trans_a ? 1 : lda, cs = trans_a ? lda : 1;
     for (int64_t i0 = 0; i0 < M; i0 += 6) {
         const int mr = (int)(M - i0 < 6 ? M - i0 : 6);
         int64_t j0 = 0;
-        for (; j0 + 16 <= N; j0 += 16) kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 2, beta1);
-        if (j0 < N) kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 1, beta1);
+        for (; j0 + 16 <= N; j0 += 16)
+            kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 2, beta1, bias);
+        if (j0 < N) kernel(K, A, rs, cs, B, ldb, C, ldc, i0, mr, j0, 1, beta1, bias);
     }
 }
 #endif
@@ -86,9 +90,25 @@ void datm_sgemm_small(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K,
         !datm_sgemm_small_force_blas && !trans_b && alpha == 1.0f &&
         (beta == 0.0f || beta == 1.0f) && N % 8 == 0 && M > 0 && N > 0 && K > 0) {
         DATM_ASSERT(ldc >= N && lda >= (trans_a ? M : K) && ldb >= N);
-        small_gemm(trans_a, M, N, K, A, lda, B, ldb, beta == 1.0f, C, ldc);
+        small_gemm(trans_a, M, N, K, A, lda, B, ldb, beta == 1.0f, NULL, C, ldc);
         return;
     }
 #endif
     datm_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void datm_sgemm_small_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                           const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc)
+{
+#ifdef DATM_HAVE_SMALL_GEMM
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        !datm_sgemm_small_force_blas && N % 8 == 0 && M > 0 && N > 0 && K > 0) {
+        DATM_ASSERT(ldc >= N && lda >= K && ldb >= N);
+        small_gemm(0, M, N, K, A, lda, B, ldb, 0, bias, C, ldc);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias[j];
+    datm_sgemm_small(0, 0, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
 }

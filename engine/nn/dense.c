@@ -11,10 +11,12 @@
 #define R float
 #define FN(name) name##_f32
 #define GEMM datm_sgemm_small   /* no packing for small shapes; row-split independent */
+#define GEMM_BIAS datm_sgemm_small_bias
 #include "nn/nn_dense_impl.h"
 #undef R
 #undef FN
 #undef GEMM
+#undef GEMM_BIAS
 
 #define R double
 #define FN(name) name##_f64

@@ -6,6 +6,12 @@ void FN(datm_dense_forward)(int64_t B, int64_t n_in, int64_t n_out, const R *X, 
                             const R *b, R *Y)
 {
     if (B == 0) return;
+#ifdef GEMM_BIAS
+    if (b) {   /* bias rows and product in one pass (same values) */
+        GEMM_BIAS(B, n_out, n_in, X, n_in, W, n_out, b, Y, n_out);
+        return;
+    }
+#endif
     if (b) {
         for (int64_t i = 0; i < B; i++) memcpy(Y + i * n_out, b, (size_t)n_out * sizeof(R));
     }
