@@ -1,8 +1,8 @@
 /* ctest-labels: unit;stat  ctest-timeout: 600  ctest-link: datm_models */
 /* WHAI end to end on the small real digits set (1,442 8x8 images as 64-word documents, a
- * seeded 80/20 token split of the test images), with the stable settings of
- * experiments/20news/whai_128-64-32.yaml (mean parameterisation, KL weight 0.1, augmentation
- * from the mean theta with expected counts), Algorithm 1 for 40 epochs must
+ * seeded 80/20 token split of the test images), with the authors' code's stabilisers (mean
+ * parameterisation, KL weight 0.1, augmentation from the mean theta with expected
+ * counts), Algorithm 1 for 40 epochs must
  *   - beat the unigram model (the training corpus's smoothed word frequencies) on the
  *     held-out tokens by at least 10% in perplexity (averaged over 20 draws);
  *   - give bit-identical topics and perplexity with 1 and 2 threads (same seed);
