@@ -3,7 +3,8 @@
 # Fig. "classification") and writes
 #   OUT/table.md               our test error rates (and test time per document) beside the
 #                              paper's, with each run's structure, epochs and exact command, and
-#                              the pipeline's targets marked met / missed
+#                              the pipeline's targets marked met / missed (then OUT/notes.md,
+#                              hand-written findings, when it exists)
 #   OUT/error_depth_width.png  sDATM-N test error vs depth, one line per first-layer width
 #                              (+ .svg, and the .dat/.gp to restyle it)
 # usage: pipelines/classification.sh [PIPELINE.yaml] [--datm PATH] [--out DIR] [--only REGEX]
@@ -123,6 +124,8 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo "n/a for DATM + LR); wall s = the whole run (data loading, training, evaluation), on a shared"
     echo "2-core machine, so both are upper bounds. Paper: Table 3 (MNIST) and Table 4 (20News, IMDB);"
     echo "the paper's DATM row is unsupervised DATM features + a classifier, its MNIST baseline DLDA+SVM."
+    echo "The paper trains 512-256-128-64 for 100 unsupervised + 300 supervised epochs on all training"
+    echo "documents; the columns layers, epochs (unsup.) and train docs show where a run differs."
     echo
     echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | macro-F1 | test s/doc | paper test s/doc | wall s |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -175,6 +178,10 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo '```'
     while IFS= read -r r; do cmd_of "$r"; done < <(rows)
     echo '```'
+    if [ -f "$OUT/notes.md" ]; then   # hand-written findings, kept across re-runs
+        echo
+        cat "$OUT/notes.md"
+    fi
     echo
     echo "## sDATM-N error vs depth and width (digits)"
     echo
