@@ -32,6 +32,7 @@ scalar() { h5dump -m %.17g -d "$2" "$1" 2>/dev/null | awk '/\(0\):/ {print $2; e
 for v in wai iwhai ghai layerwise; do
     extra=""
     [ $v = layerwise ] && extra="model.layers=[32,32]"
+    [ $v = ghai ] && extra="model.lambda_is_mean=false"   # the spec's mean parameterisation is Weibull only
     $DATM run "$SPEC" model.variant=$v $SMALL $extra -o "$T/$v" --quiet
     check '[ -f "$T/$v/result.h5" ]' "$v: run completed"
     p=$(scalar "$T/$v/result.h5" /metrics/perplexity)
