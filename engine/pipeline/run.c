@@ -7,6 +7,7 @@
  * crash at any instant never leaves a COMPLETED file. FAILED and INTERRUPTED runs keep
  * result.h5.part with that status. No silent NaN: the loss, the per-layer KL and every Phi(l)
  * are checked after each mini-batch, and the run stops naming the batch and the quantity. */
+#include <cblas.h>
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
@@ -102,7 +103,8 @@ static void tee_log(datm_log_level level, const char *msg, void *user)
  * observed part, and the wall time of the whole pass. */
 static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *held,
                            int64_t burnin, int64_t samples, uint64_t seed, double *ppl,
-                           double *ppl_obs, double *secs, datm_error *err)
+                           double *ppl_obs, double *secs, const char *progress,
+                           datm_error *err)
 {
     *ppl = *ppl_obs = NAN;
     if (secs) *secs = 0;
@@ -113,10 +115,16 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
     double t0 = datm_time_now();
     void *state = NULL;
     rc = m->ops->eval_begin(m, obs, seed, &state, err);
+    /* the final evaluation can take minutes (S = 3000 draws): show its progress */
+    datm_progress prog;
+    if (progress) datm_progress_begin(&prog, progress, burnin + samples);
     for (int64_t d = 0; !rc && d < burnin + samples; d++) {
         if (d == burnin) datm_rate_accum_reset(&acc);
         rc = m->ops->eval_step(m, state, d, &acc, err);
+        if (progress) datm_progress_update(&prog, d + 1, "draw %lld of %lld", (long long)(d + 1),
+                                           (long long)(burnin + samples));
     }
+    if (progress) datm_progress_end(&prog);
     if (m->ops->eval_end) m->ops->eval_end(m, state);
     if (secs) *secs = datm_time_now() - t0;
     if (!rc) {
@@ -179,7 +187,7 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
     row[4] = a->n ? a->loglik / n : NAN;
     int rc = eval_perplexity(c->m, &c->data.curve_obs, &c->data.curve_held,
                              datm_config_int(tc, "eval_burnin"), datm_config_int(tc, "eval_samples"),
-                             eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, err);
+                             eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, NULL, err);
     if (rc) return rc;
     for (int l = 0; l < c->n_layers; l++) {
         row[7 + l] = a->n ? a->kl[l] / n : NAN;
@@ -371,12 +379,14 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
         double secs = 0;
         int64_t S = datm_config_int(ec, "samples");
         rc = eval_perplexity(c->m, &c->data.eval_obs, &c->data.eval_held,
-                             datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs, err);
+                             datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs,
+                             "evaluate", err);
         if (rc) return rc;
         int64_t ts = datm_config_int(ec, "time_samples");
         if (ts > 0) {
             double p1, p2;
-            rc = eval_perplexity(c->m, &c->data.eval_obs, NULL, 0, ts, es, &p1, &p2, &secs, err);
+            rc = eval_perplexity(c->m, &c->data.eval_obs, NULL, 0, ts, es, &p1, &p2, &secs,
+                                 "test time", err);
             if (rc) return rc;
         }
         if (c->data.eval_obs.n_rows) c->test_s_per_doc = secs / (double)c->data.eval_obs.n_rows;
@@ -612,14 +622,24 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
     c.seed = (uint64_t)datm_config_int(rc_, "seed");
     int threads = (int)datm_config_int(rc_, "threads");
-    if (threads > 0) omp_set_num_threads(threads);
+    if (threads > 0) {
+        /* OpenBLAS (the pthreads build) keeps its own thread count, all cores by default,
+         * apart from OpenMP's: without this `--threads 1` still ran every product the engine
+         * does not wrap in its own single-thread section on all cores. Both counts stay set
+         * for the rest of the process, like OpenMP's. Determinism does not depend on it: the
+         * engine's parallel code splits work by fixed blocks, and 1 vs 2 threads give the same
+         * numbers (tests/test_pipeline_e2e.c, test_pipeline_threads.c). */
+        omp_set_num_threads(threads);
+        openblas_set_num_threads(threads);
+    }
     threads = omp_get_max_threads();
 
     int rc = prepare(&c, err);
     if (rc) return rc;
     datm_log_set_callback(tee_log, c.log);
-    datm_info("run %s: variant %s, spec hash %.16s, %d threads -> %s",
-              datm_config_str(rc_, "name"), spec->variant, spec->hash, threads, opts->run_dir);
+    datm_info("run %s: variant %s, spec hash %.16s, %d threads (BLAS %d) -> %s",
+              datm_config_str(rc_, "name"), spec->variant, spec->hash, threads,
+              openblas_get_num_threads(), opts->run_dir);
 
     /* result.h5.part with provenance and status RUNNING before any work */
     datm_h5 *f = NULL;
