@@ -6,7 +6,10 @@
  *     ten balanced classes, and a model whose label gradient or head were broken stays near
  *     it: the error after the unsupervised epochs alone is checked to be > 0.5);
  *  2. give bit-identical class probabilities after save -> load into a fresh model;
- *  3. give probabilities that sum to 1 for every document.
+ *  3. give probabilities that sum to 1 for every document;
+ *  4. predict with nsamples 0 (evaluate.predict_samples: 0, which a spec must accept): the
+ *     posterior mean of theta and of W, no sampling, so the probabilities do not depend on
+ *     the seed (sampled draws do), sum to 1, and classify within 0.05 of the 20-draw error.
  * The run is small (layers 32-16, 40 epochs of
  * mini-batches of 50, k_min 1, label_weight 10), so this is a smoke test of the whole path, not of the paper's
  * numbers (those are the `regression`/`slow` pipelines). */
@@ -115,6 +118,20 @@ int main(void)
         return 77;
     }
     const int64_t NT = te.X.n_rows, C = te.n_classes;
+    {   /* evaluate.predict_samples: 0 is a valid setting */
+        datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+        datm_spec sp;
+        const char *ov[1] = {"evaluate.predict_samples=0"};
+        char text[1024];
+        snprintf(text, sizeof text, SPEC, "sdatm-l", 1, 2);
+        int rc = datm_spec_load_text(text, "test", ov, 1, &cat, &sp, &err);
+        if (rc) fprintf(stderr, "spec with predict_samples 0: %s\n", err.msg);
+        CHECK(rc == 0);
+        if (!rc) {
+            CHECK(datm_config_int(datm_spec_section(&sp, DATM_SEC_EVALUATE), "predict_samples") == 0);
+            datm_spec_free(&sp);
+        }
+    }
     float *p1 = malloc(sizeof(float) * (size_t)(NT * C)), *p2 = malloc(sizeof(float) * (size_t)(NT * C));
     const char *variants[2] = {"sdatm-l", "sdatm-n"};
     for (int v = 0; v < 2; v++) {
@@ -137,6 +154,28 @@ int main(void)
             worst = fmax(worst, fabs(s - 1));
         }
         CHECK(worst < 1e-4);
+
+        /* nsamples 0: the posterior means, seed-free */
+        float *q1 = malloc(sizeof(float) * (size_t)(NT * C)), *q2 = malloc(sizeof(float) * (size_t)(NT * C));
+        double em = test_error(&r, &te, 0, q1);
+        if (r.m->ops->predict(r.m, &te.X, 12345, 0, q2, &err)) {
+            fprintf(stderr, "predict: %s\n", err.msg);
+            fails++;
+        }
+        CHECK(memcmp(q1, q2, sizeof(float) * (size_t)(NT * C)) == 0);
+        if (r.m->ops->predict(r.m, &te.X, 12345, 1, q2, &err)) fails++;
+        CHECK(memcmp(q1, q2, sizeof(float) * (size_t)(NT * C)) != 0);   /* one draw differs */
+        worst = 0;
+        for (int64_t i = 0; i < NT; i++) {
+            double s = 0;
+            for (int64_t c = 0; c < C; c++) s += q1[i * C + c];
+            worst = fmax(worst, fabs(s - 1));
+        }
+        CHECK(worst < 1e-4);
+        printf("%s: test error %.4f with the posterior means (nsamples 0)\n", variants[v], em);
+        CHECK(fabs(em - e) < 0.05);
+        free(q1);
+        free(q2);
 
         /* save -> load into a fresh model -> identical predictions */
         char path[256];

@@ -65,8 +65,9 @@ static const datm_param_schema evaluate_schema[] = {
      "variants), else a cross-validated logistic regression on log(1 + theta) of all layers"},
     {"feature_samples", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "draws averaged into the theta features for the logistic regression (0 = the mean)"},
-    {"predict_samples", DATM_PARAM_INT, "50", 1, 1e6, NULL,
-     "draws averaged for class prediction (paper: N_collect = 50)"},
+    {"predict_samples", DATM_PARAM_INT, "50", 0, 1e6, NULL,
+     "draws averaged for class prediction (paper: N_collect = 50; 0 = no sampling: the "
+     "posterior mean of theta and of the classifier weights)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const datm_param_schema output_schema[] = {

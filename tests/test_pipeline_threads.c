@@ -1,0 +1,103 @@
+/* ctest-labels: e2e  ctest-timeout: 300
+ * tests/test_pipeline_threads.c: the spec's `threads` (`datm run --threads N`) caps OpenBLAS's
+ * own thread pool as well as OpenMP's, and the numbers do not depend on it.
+ * - OpenBLAS is first set to 2 threads (its default on a 2-core machine); a run with
+ *   threads 1 must leave openblas_get_num_threads() == 1 (and OpenMP's count 1), a run with
+ *   threads 2 must leave 2 (the pthreads build of OpenBLAS does not follow OpenMP's count);
+ * - both runs (sdatm-n on digits, a few epochs: encoder, TLASGR, the MLP head and its BLAS
+ *   products, perplexity and class prediction) give bit-identical perplexity and error rate.
+ * Skips (77) when DATM_DATA lacks digits. */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "io/h5.h"
+#include "io/results_layout.h"
+#include "pipeline/pipeline.h"
+
+static int fails;
+#define CHECK(c)                                                                   \
+    do {                                                                           \
+        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); fails++; } \
+    } while (0)
+
+static const char *SPEC =
+    "name: threads\nseed: 4\ndata:\n  dataset: digits\nmodel:\n  variant: sdatm-n\n"
+    "  layers: [16]\n  unsup_epochs: 1\n  kl_warmup_epochs: 1\n  k_min: 1\n  head_hidden: [32]\n"
+    "train:\n  epochs: 3\n  batch_size: 100\n  eval_docs: 50\n  eval_samples: 2\n"
+    "evaluate:\n  samples: 5\n  predict_samples: 5\noutput:\n  topics: false\n  figures: false\n"
+    "  report: false\n";
+
+static int run_spec(const char *threads, const char *dir)
+{
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_spec s;
+    datm_error err = {0};
+    char o[600], t[64];
+    snprintf(o, sizeof o, "output.dir=%s", dir);
+    snprintf(t, sizeof t, "threads=%s", threads);
+    const char *ov[2] = {o, t};
+    if (datm_spec_load_text(SPEC, "threads.yaml", ov, 2, &cat, &s, &err)) {
+        fprintf(stderr, "spec: %s\n", err.msg);
+        return 1;
+    }
+    datm_run_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.run_dir = dir;
+    int rc = datm_run(&s, &opts, &err);
+    if (rc) fprintf(stderr, "run: %s\n", err.msg);
+    datm_spec_free(&s);
+    return rc;
+}
+
+static double read_metric(const char *dir, const char *name)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/result.h5", dir);
+    datm_h5 *f = NULL, *g = NULL;
+    datm_error err = {0};
+    double v = NAN;
+    if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, DATM_GRP_METRICS, 0, &g, &err) ||
+        datm_h5_read_scalar(g, name, &v, &err))
+        fprintf(stderr, "%s\n", err.msg);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    return v;
+}
+
+int main(void)
+{
+    const char *data = getenv("DATM_DATA");
+    char dd[1024];
+    snprintf(dd, sizeof dd, "%s/digits/train.labels", data ? data : "../shared/data");
+    FILE *probe = fopen(dd, "r");
+    if (!probe) {
+        printf("skipped: %s not found\n", dd);
+        return 77;
+    }
+    fclose(probe);
+
+    openblas_set_num_threads(2);
+    CHECK(openblas_get_num_threads() == 2);
+    if (run_spec("1", "test_pipeline_threads_1")) return 1;
+    CHECK(openblas_get_num_threads() == 1);
+    CHECK(omp_get_max_threads() == 1);
+    if (run_spec("2", "test_pipeline_threads_2")) return 1;
+    CHECK(openblas_get_num_threads() == 2);
+    CHECK(omp_get_max_threads() == 2);
+
+    const char *m[2] = {DATM_MET_PERPLEXITY, DATM_MET_ERROR_RATE};
+    for (int i = 0; i < 2; i++) {
+        double a = read_metric("test_pipeline_threads_1", m[i]);
+        double b = read_metric("test_pipeline_threads_2", m[i]);
+        printf("%s: %.17g (1 thread) %.17g (2 threads)\n", m[i], a, b);
+        CHECK(isfinite(a) && a == b);
+    }
+    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
+    printf("threads: ok\n");
+    return 0;
+}
