@@ -16,7 +16,10 @@
  * (one 64-byte line of each row), draws the block's noise column by column from the same
  * streams, and runs the update and the projection across the 8 columns at once (AVX2 when
  * the CPU has it; the same IEEE operations in the same order either way), blocks spread over
- * OpenMP threads (all layers in one parallel region). Per column, every sum runs over v in
+ * OpenMP threads (all layers in one parallel region). On dirty stats datm_tlasgr_step sums
+ * each block's counts from the per-thread accumulators itself (block_reduce: the same values
+ * as datm_gbn_stats_reduce, which is then not run; A stays stale until a consumer reduces
+ * it). Per column, every sum runs over v in
  * increasing order in both. On a non-finite column both leave that column as it was, update
  * every other column of every layer, leave r and t, and name the first (layer, column). */
 #include <omp.h>
@@ -179,19 +182,56 @@ typedef struct tl_layer {
     double rho, inv, eta, eps, eps_m, m_floor, floor;
     int first;
     uint64_t seed, index;  /* noise of column k: (seed, PHI_NOISE, index, k) */
+    /* fused reduction (stats dirty): the block's counts are summed here from the T
+     * per-thread fixed-point accumulators fx + t fx_len (this layer's part) */
+    const int64_t *fx;     /* NULL: A is current */
+    int64_t fx_len;
+    int T;
 } tl_layer;
 
+/* The block's counts from the accumulators, exactly as datm_gbn_stats_reduce makes them
+ * ((double)sum / scale), into ab (R, TL_W); cs = their column sums (v increasing). The
+ * stats' A is not written (it stays for datm_gbn_stats_reduce to make on demand): the
+ * step reads fx once instead of reading it, writing A and reading A back. */
+static void block_reduce(const tl_layer *Lr, int64_t k0, int w, double *ab, double *cs)
+{
+    const int64_t R = Lr->R, C = Lr->C, n = Lr->fx_len;
+    const int64_t *fx = Lr->fx;
+    for (int64_t v = 0; v < R; v++) {
+        const int64_t o = v * C + k0;
+        if (v + 16 < R)
+            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(fx + t * n + o + 16 * C, 0, 3);
+        double *ar = ab + v * TL_W;
+        for (int j = 0; j < w; j++) {
+            int64_t acc = 0;
+            for (int t = 0; t < Lr->T; t++) acc += fx[t * n + o + j];
+            const double a = (double)acc / DATM_GBN_FX_SCALE;
+            ar[j] = a;
+            cs[j] += a;
+        }
+    }
+}
+
 /* Column sums of A over the block (v increasing), M updated, the step sizes a = eps / M
- * and the drift slopes b = rho A_.k + eta R. */
+ * and the drift slopes b = rho A_.k + eta R. The block's counts are then at *Ap, row v at
+ * *Ap + v *As (the stats' A, or ab when they are reduced here). */
 static void block_setup(const tl_layer *Lr, int64_t k0, int w, double *a, double *b,
-                        datm_rng *rng)
+                        datm_rng *rng, double *ab, const double **Ap, int64_t *As)
 {
     const int64_t R = Lr->R, C = Lr->C;
     double cs[TL_W] = {0};
-    for (int64_t v = 0; v < R; v++) {
-        const double *ar = Lr->A + v * C + k0;
-        if (v + 16 < R) __builtin_prefetch(ar + 16 * C, 0, 3);   /* see TL_PF */
-        for (int j = 0; j < w; j++) cs[j] += ar[j];
+    if (Lr->fx) {
+        block_reduce(Lr, k0, w, ab, cs);
+        *Ap = ab;
+        *As = TL_W;
+    } else {
+        *Ap = Lr->A + k0;
+        *As = C;
+        for (int64_t v = 0; v < R; v++) {
+            const double *ar = Lr->A + v * C + k0;
+            if (v + 16 < R) __builtin_prefetch(ar + 16 * C, 0, 3);   /* see TL_PF */
+            for (int j = 0; j < w; j++) cs[j] += ar[j];
+        }
     }
     for (int j = 0; j < w; j++) {
         double *M = Lr->M + k0 + j;
@@ -206,18 +246,21 @@ static void block_setup(const tl_layer *Lr, int64_t k0, int w, double *a, double
  * new block. Returns a bit mask of the columns whose projected values are all finite (those
  * are written to phi and phi_f; the others are left as they were). All finite after the
  * division by s2 <=> all x finite and max|x| / s2 finite (division is monotone). */
-static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, double *z, double *nw)
+static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, double *z, double *nw,
+                             double *ab)
 {
     const int64_t R = Lr->R, C = Lr->C;
     double a[TL_W], b[TL_W], s[TL_W] = {0}, d[TL_W], s2[TL_W] = {0}, mx[TL_W] = {0};
     int fin[TL_W];
     datm_rng rng[TL_W];
-    block_setup(Lr, k0, w, a, b, rng);
+    const double *Ap;
+    int64_t As;
+    block_setup(Lr, k0, w, a, b, rng, ab, &Ap, &As);
     for (int64_t v0 = 0; v0 < R; v0 += TL_CH) {
         const int64_t n = R - v0 < TL_CH ? R - v0 : TL_CH;
         for (int j = 0; j < w; j++) datm_rng_normal_fill(&rng[j], z + j * TL_CH, (size_t)n);
         for (int64_t v = v0; v < v0 + n; v++) {
-            const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+            const double *pr = Lr->phi + v * C + k0, *ar = Ap + v * As;
             for (int j = 0; j < w; j++) {
                 double p = pr[j];
                 double drift = (Lr->rho * ar[j] * Lr->inv + Lr->eta) - b[j] * p;
@@ -265,12 +308,14 @@ static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, double *z, d
  * operations in the same order. max(p, 0) is (p > 0 ? p : 0.0) exactly (maxpd returns the
  * second operand for NaN and for -0 vs 0). */
 __attribute__((target("avx2")))
-static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw)
+static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw, double *ab)
 {
     const int64_t R = Lr->R, C = Lr->C;
     double as[TL_W], bs[TL_W];
     datm_rng rng[TL_W];
-    block_setup(Lr, k0, TL_W, as, bs, rng);
+    const double *Ap;
+    int64_t As;
+    block_setup(Lr, k0, TL_W, as, bs, rng, ab, &Ap, &As);
     __m256d a[2], b[2], s[2], d[2], s2[2], mx[2], fin[2];
     const __m256d vrho = _mm256_set1_pd(Lr->rho), vinv = _mm256_set1_pd(Lr->inv);
     const __m256d veta = _mm256_set1_pd(Lr->eta), two = _mm256_set1_pd(2.0);
@@ -286,10 +331,10 @@ static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw
         const int64_t n = R - v0 < TL_CH ? R - v0 : TL_CH;
         for (int j = 0; j < TL_W; j++) datm_rng_normal_fill(&rng[j], z + j * TL_CH, (size_t)n);
         for (int64_t v = v0; v < v0 + n; v++) {
-            const double *pr = Lr->phi + v * C + k0, *ar = Lr->A + v * C + k0;
+            const double *pr = Lr->phi + v * C + k0, *ar = Ap + v * As;
             if (v + TL_PF < R) {
                 _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
-                _mm_prefetch((const char *)(ar + TL_PF * C), _MM_HINT_T0);
+                _mm_prefetch((const char *)(ar + TL_PF * As), _MM_HINT_T0);
             }
             const double *zr = z + (v - v0);
             for (int h = 0; h < 2; h++) {
@@ -366,6 +411,8 @@ static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw
 
 /* Tests set this to 1 to run the portable block kernel instead of the AVX2 one. */
 int datm_tlasgr_force_scalar = 0;
+/* Tests set this to 1 to reduce dirty stats by datm_gbn_stats_reduce first (no fusion). */
+int datm_tlasgr_no_fused = 0;
 
 int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                      datm_tlasgr_report *rep, datm_error *err)
@@ -374,7 +421,19 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: no augmentation pass in the stats");
     if (!(rho > 0) || !isfinite(rho))
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: rho = %.17g", rho);
-    datm_gbn_stats_reduce(s);
+    /* dirty stats: the counts of A are reduced inside the blocks (block_reduce; A itself
+     * stays stale and the stats dirty), the tables here */
+    const int fused = s->dirty && !datm_tlasgr_no_fused;
+    if (fused) {
+        const int64_t o = s->fx_off[g->L + 1], KL = g->K[g->L];
+        for (int64_t k = 0; k < KL; k++) {
+            int64_t acc = 0;
+            for (int th = 0; th < s->n_threads; th++) acc += s->fx[th * s->fx_len + o + k];
+            s->tables[k] = (double)acc / DATM_GBN_FX_SCALE;
+        }
+    } else {
+        datm_gbn_stats_reduce(s);
+    }
     const int64_t t = g->t + 1;
     const int first = g->t == 0;
     const double eps = datm_tlasgr_eps(g->o.eps0, g->o.tau0, g->o.kappa0, t);
@@ -393,8 +452,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     int64_t maxR = 1;
     for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
     const int T = omp_get_max_threads();
-    /* per thread: noise (TL_W, TL_CH) and the new block (maxR, TL_W) */
-    const int64_t per = TL_W * TL_CH + TL_W * maxR;
+    /* per thread: noise (TL_W, TL_CH), the new block (maxR, TL_W), its counts (maxR, TL_W) */
+    const int64_t per = TL_W * TL_CH + 2 * TL_W * maxR;
     double *buf = datm_alloc_array((size_t)(T * per), sizeof(double), err);
     if (!buf) return err->code;
 
@@ -406,7 +465,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     for (int l = 1; l <= g->L; l++) {
         const tl_layer x = {g->K[l - 1], g->K[l], s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho,
                             inv, g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
-                            seed, (uint64_t)t * 64 + (uint64_t)l};
+                            seed, (uint64_t)t * 64 + (uint64_t)l,
+                            fused ? s->fx + s->fx_off[l] : NULL, s->fx_len, s->n_threads};
         Lr[l] = x;
         first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
         bad[l] = -1;
@@ -418,14 +478,15 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         while (bk >= first_blk[l + 1]) l++;
         const tl_layer *ly = &Lr[l];
         double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * TL_CH;
+        double *ab = nw + TL_W * maxR;
         const int64_t k0 = (bk - first_blk[l]) * TL_W;
         const int w = (int)(ly->C - k0 < TL_W ? ly->C - k0 : TL_W);
         unsigned ok;
 #ifdef TL_HAVE_AVX2
-        if (use_avx2 && w == TL_W) ok = block_avx2(ly, k0, z, nw);
+        if (use_avx2 && w == TL_W) ok = block_avx2(ly, k0, z, nw, ab);
         else
 #endif
-            ok = block_scalar(ly, k0, w, z, nw);
+            ok = block_scalar(ly, k0, w, z, nw, ab);
         if (ok != (1u << w) - 1) {
             int j = 0;
             while (ok >> j & 1) j++;
