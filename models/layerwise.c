@@ -21,20 +21,20 @@
  *     Adam moments zero, r = r_init (default 1, WHAI's r) until TLASGR updates it, and its
  *     M_k (and M for r) set from the first mini-batch as on the first TLASGR step;
  *   - while a layer is below the top its prior is Gamma(Phi(l+1) theta(l+1), 1) as in WHAI;
- *   - one iteration is WHAI's (models/whai.c: encoder_steps Adam steps, theta sampled or its
- *     mean per aug_theta, augmentation, TLASGR) with the top prior Gamma(r, 1) and the r step;
- *     WHAI's iteration takes no top-shape vector, so it is written out here on engine calls.
+ *   - one iteration is WHAI's with learn_r (models/whai.c: encoder_steps Adam steps with the
+ *     top KL prior Gamma(r, 1), theta sampled or its mean per aug_theta, augmentation with the
+ *     top-layer tables, TLASGR on Phi and r, WHAI's KL-weight schedule); the only addition is
+ *     the new top layer's M_k and M_r, set through WHAI's pre-TLASGR hook;
+ *   - phi_init and phi_fixed are rejected: a warm start of topics whose widths change with
+ *     every stage is not defined, and fixed topics (no TLASGR) would leave r at r_init.
  * The inferred structure is logged at each stage and saved as /model/inferred_layers.
- * Everything else (encoder keys, features, topics, save/load of the parts) is WHAI's
- * (models/whai.h); evaluation uses models/variant_eval (the chain protocol with this
- * iteration) or WHAI's with fixed globals. */
+ * Everything else (encoder keys, evaluation in both eval_globals modes, features, topics,
+ * save/load of the parts) is WHAI's on the current stage's network (models/whai.h). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "dlda_common.h"
 #include "io/h5.h"
-#include "variant_eval.h"
 #include "variant_schema.h"
 #include "whai.h"
 
@@ -50,10 +50,7 @@ typedef struct lw_model {
     int          stage;       /* current stage = current depth */
     int          fresh_top;   /* 1: the top layer's M and M_r are set on the next step */
     int          done;        /* the final pruning happened */
-    double       prune_u, r_init;
-    float       *r_f;         /* (K_L) float copy of r for the encoder's top prior */
-    int          eval_chain;
-    int64_t      eval_thin;
+    double       prune_u;
 } lw_model;
 
 static datm_param_schema lw_schema[VARIANT_SCHEMA_CAP];
@@ -67,17 +64,21 @@ __attribute__((constructor)) static void lw_schema_init(void)
         {"eval_globals", NULL,
          "chain: each evaluation draw advances a copy of the network (with r) by eval_thin "
          "iterations; fixed: current globals only"},
+        {"learn_r", "true",
+         "must stay true: the top layer is a gamma-NB process whose r is learnt by TLASGR and "
+         "decides the pruning (Algorithm 2)"},
+        {"gamma0", NULL, "top-layer gamma-NB process r_k ~ Gam(gamma0 / K_l, 1 / c0): gamma0"},
+        {"c0", NULL, "r_k ~ Gam(gamma0 / K_l, 1 / c0): c0"},
+        {"r_init", NULL, "r_k of a new top layer before TLASGR updates it (WHAI's r = 1)"},
+        {"phi_init", NULL,
+         "not supported (must stay \"\"): the widths change at every stage"},
+        {"phi_fixed", NULL, "not supported (must stay false): r and Phi are learnt by TLASGR"},
     };
     static const datm_param_schema extra[] = {
         {"prune_u", DATM_PARAM_REAL, "0.01", 0, 1e6, NULL,
          "delete the top layer's units with r_k < prune_u at the end of each stage (paper: u)"},
         {"stage_fractions", DATM_PARAM_REAL_LIST, "[]", 1e-9, 1e9, NULL,
          "share of the run's mini-batches per stage (normalised): [] = equal shares"},
-        {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-         "top-layer gamma-NB process r_k ~ Gam(gamma0 / K_l, 1 / c0): gamma0"},
-        {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0 / K_l, 1 / c0): c0"},
-        {"r_init", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-         "r_k of a new top layer before TLASGR updates it (WHAI's r = 1)"},
         {NULL, 0, NULL, 0, 0, NULL, NULL},
     };
     variant_schema_build(lw_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
@@ -87,7 +88,8 @@ __attribute__((constructor)) static void lw_schema_init(void)
 /* ---- building a stage's network ---- */
 
 /* The stage's model section: layers = K[1..L]; per-layer lists given for the final depth
- * (kl_weight, eta, hidden with one entry per layer) cut to the first L entries. */
+ * (kl_weight, kl_weight_start, eta, hidden with one entry per layer) cut to the first L
+ * entries. */
 static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
 {
     char buf[512];
@@ -96,7 +98,7 @@ static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l > 1 ? ", " : "", (long long)K[l]);
     snprintf(buf + n, sizeof buf - (size_t)n, "]");
     int rc = datm_config_set(m->cfg, "layers", buf, err);
-    static const char *const real_keys[] = {"kl_weight", "eta"};
+    static const char *const real_keys[] = {"kl_weight", "kl_weight_start", "eta"};
     for (size_t i = 0; i < DATM_COUNTOF(real_keys) && !rc; i++) {
         const double *v;
         if (datm_config_real_list(m->spec, real_keys[i], &v) != m->L_target || L == m->L_target)
@@ -138,9 +140,34 @@ static int remap_vector(const datm_encoder *src, const float *x, const datm_enco
     return DATM_OK;
 }
 
-/* A network with widths K[1..L] from the spec's keys, a decoder with r, and, when old is
- * given, the trained parts of old carried over: layers 1..L_old-1 whole, layer L_old through
- * keep (n_keep unit indices), layers above L_old fresh. */
+/* WHAI's pre-TLASGR hook: a new top layer's M_k and M_r start at the first mini-batch's
+ * estimate (paper eq. update_M with eps' = 1), as on the first TLASGR step of a fresh network;
+ * its other layers keep their annealed M. Only the training chain: fresh_top is set by
+ * lw_prune at the start of a training batch and cleared by that batch's own iteration, so
+ * an evaluation copy never starts with a fresh top layer. */
+static int lw_pre_tlasgr(void *user, whai_chain *c, double rho, datm_error *err)
+{
+    (void)err;
+    lw_model *m = user;
+    if (c != &m->w->ch || !m->fresh_top) return DATM_OK;
+    m->fresh_top = 0;
+    if (c->gbn->t == 0) return DATM_OK;   /* the first TLASGR step sets every M anyway */
+    datm_gbn_stats_reduce(c->stats);
+    const int L = c->gbn->L;
+    const double inv = 1.0 / (double)c->stats->n_passes;
+    const int64_t R = c->gbn->K[L - 1], C = c->gbn->K[L];
+    for (int64_t k = 0; k < C; k++) {
+        double cs = 0;
+        for (int64_t r = 0; r < R; r++) cs += c->stats->A[L][r * C + k];
+        c->gbn->M[L][k] = DATM_MAX(rho * cs * inv, c->gbn->o.m_floor);
+    }
+    c->gbn->M_r = DATM_MAX(rho * c->stats->q_sum * inv, c->gbn->o.m_floor);
+    return DATM_OK;
+}
+
+/* A network with widths K[1..L] from the spec's keys (WHAI with learn_r: a decoder with r)
+ * and, when old is given, the trained parts of old carried over: layers 1..L_old-1 whole,
+ * layer L_old through keep (n_keep unit indices), layers above L_old fresh. */
 static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
                     const int32_t *keep, whai_model **out, datm_error *err)
 {
@@ -153,18 +180,13 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
     if (!rc) rc = whai_create_variant(m->cfg, &m->info, &v, &inner, err);
     if (rc) return rc;
     whai_model *w = (whai_model *)inner;
-    w->eval_chain = 0;   /* WHAI's chain would ignore r: evaluation is done here */
+    DATM_ASSERT(w->learn_r && w->ch.gbn->r);
+    w->pre_tlasgr = lw_pre_tlasgr;
+    w->pre_tlasgr_user = m;
 
-    /* decoder with the gamma-NB top layer */
-    datm_gbn_opts go = w->ch.gbn->o;
-    go.use_r = 1;
-    go.r_init = m->r_init;
-    go.gamma0 = datm_config_real(m->cfg, "gamma0");
-    go.c0 = datm_config_real(m->cfg, "c0");
-    datm_gbn *g = NULL;
-    datm_gbn_stats *s = NULL;
-    rc = datm_gbn_create(L, w->K, &go, m->info.seed, &g, err);
-    if (!rc && old) {
+    /* decoder with the gamma-NB top layer: trained Phi, M (and r) through the unit map */
+    datm_gbn *g = w->ch.gbn;
+    if (old) {
         const datm_gbn *og = old->ch.gbn;
         const int Lo = old->L;
         for (int l = 1; l <= Lo; l++) {
@@ -182,17 +204,8 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
         g->gamma0 = og->gamma0;
         g->c0 = og->c0;
         datm_gbn_sync_f(g);
+        w->iteration = old->iteration;   /* WHAI's KL schedule in the evaluation chain */
     }
-    if (!rc) rc = datm_gbn_stats_create(g, &s, err);
-    if (rc) {
-        datm_gbn_destroy(&g);
-        whai_destroy(&w->base);
-        return rc;
-    }
-    datm_gbn_stats_destroy(&w->ch.stats);
-    datm_gbn_destroy(&w->ch.gbn);
-    w->ch.gbn = g;
-    w->ch.stats = s;
 
     /* encoder: trained weights and Adam moments through the unit maps */
     if (old) {
@@ -226,14 +239,6 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
     }
     *out = w;
     return DATM_OK;
-}
-
-static int lw_refresh_r(lw_model *m, datm_error *err)
-{
-    datm_free(m->r_f);
-    const datm_gbn *g = m->w->ch.gbn;
-    m->r_f = datm_alloc_array((size_t)g->K[g->L], sizeof(float), err);
-    return m->r_f ? DATM_OK : DATM_E_NOMEM;
 }
 
 /* Deletes the top layer's units with r_k < u; with grow, adds a layer on top. */
@@ -270,102 +275,10 @@ static int lw_prune(lw_model *m, int grow, datm_error *err)
     m->w = w2;
     m->fresh_top = grow;
     if (grow) m->stage++;
-    return lw_refresh_r(m, err);
+    return DATM_OK;
 }
 
-/* ---- one iteration of Algorithm 2's inner loop (Algorithm 1 with r) ---- */
-
-typedef struct lw_chain {
-    float          *params, *grad;   /* (enc->params.size) */
-    datm_adam      *adam;
-    datm_adam       own_adam;        /* copies */
-    datm_gbn       *gbn;
-    datm_gbn_stats *stats;
-    int             fresh_top;
-} lw_chain;
-
-static void lw_kl_weights(const whai_model *w, int64_t it, double *klw)
-{
-    double r = 1.0;
-    if (w->kl_warmup_epochs > 0) {
-        r = (double)it / (double)(w->kl_warmup_epochs * w->bpe);
-        if (r > 1) r = 1;
-    }
-    klw[0] = 0;
-    for (int l = 1; l <= w->L; l++) klw[l] = w->kl_weight[l] * r;
-}
-
-static int lw_iterate(lw_model *m, lw_chain *c, const datm_csr *X, const int64_t *doc_ids,
-                      uint64_t seed, uint32_t purpose, uint64_t step, int64_t it,
-                      datm_encoder_loss *el, datm_tlasgr_report *rep, datm_error *err)
-{
-    whai_model *w = m->w;
-    const int L = w->L;
-    const int64_t B = X->n_rows;
-    double klw[DATM_ENC_MAX_LAYERS + 1];
-    lw_kl_weights(w, it, klw);
-    for (int64_t k = 0; k < c->gbn->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
-    const float *const *phi = (const float *const *)c->gbn->phi_f;
-    /* Adam step(s) on the encoder with the top prior Gamma(r, 1) (WHAI's encoder_steps and
-     * noise streams) */
-    datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
-    int rc = DATM_OK;
-    for (int64_t j = 0; j < DATM_MAX(w->encoder_steps, 1) && !rc; j++) {
-        datm_encoder_loss l1;
-        if (j > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)j;
-        rc = datm_encoder_forward(w->enc, c->params, DATM_ENC_TRAIN, X, phi, m->r_f, klw, &nz,
-                                  w->ws, j == 0 ? el : &l1, err);
-        if (!rc) rc = datm_encoder_backward(w->enc, c->params, w->ws, NULL, c->grad, NULL, err);
-        if (rc) return rc;
-        int64_t bad = datm_adam_step(c->adam, c->params, c->grad);
-        if (bad)
-            return datm_error_set(err, DATM_E_NUMERIC, "layerwise: %lld non-finite encoder "
-                                  "gradients", (long long)bad);
-    }
-    /* theta with the updated encoder (a sample, or the mean with WHAI's aug_theta = mean);
-     * augmentation (with top-layer tables); TLASGR on Phi and r */
-    nz.index = step * 4 + 1;
-    rc = datm_encoder_forward(w->enc, c->params, w->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE,
-                              X, phi, NULL, NULL, &nz, w->ws, NULL, err);
-    if (rc) return rc;
-    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
-    for (int l = 1; l <= L; l++) {
-        for (int64_t i = 0, n = B * w->K[l]; i < n; i++) w->theta_d[l][i] = w->ws->theta[l][i];
-        thd[l] = w->theta_d[l];
-    }
-    datm_gbn_stats_reset(c->stats);
-    datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
-    rc = datm_gbn_augment(c->gbn, X, thd, &key, w->count_mode, c->stats, NULL, err);
-    if (rc) return rc;
-    const double rho = (double)w->N / (double)B;
-    if (c->fresh_top && c->gbn->t > 0) {
-        /* a new top layer: its M_k and M_r start at this batch's estimate (update_M) */
-        datm_gbn_stats_reduce(c->stats);
-        const double inv = 1.0 / (double)c->stats->n_passes;
-        const int64_t R = c->gbn->K[L - 1], C = c->gbn->K[L];
-        for (int64_t k = 0; k < C; k++) {
-            double cs = 0;
-            for (int64_t r = 0; r < R; r++) cs += c->stats->A[L][r * C + k];
-            c->gbn->M[L][k] = DATM_MAX(rho * cs * inv, c->gbn->o.m_floor);
-        }
-        c->gbn->M_r = DATM_MAX(rho * c->stats->q_sum * inv, c->gbn->o.m_floor);
-    }
-    c->fresh_top = 0;
-    return datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
-}
-
-static lw_chain lw_main(lw_model *m)
-{
-    lw_chain c;
-    memset(&c, 0, sizeof c);
-    c.params = m->w->ch.params;
-    c.grad = m->w->ch.grad;
-    c.adam = &m->w->ch.adam;
-    c.gbn = m->w->ch.gbn;
-    c.stats = m->w->ch.stats;
-    c.fresh_top = m->fresh_top;
-    return c;
-}
+/* ---- one iteration of Algorithm 2's inner loop: WHAI's with learn_r ---- */
 
 static int lw_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
                           datm_train_stats *st, datm_error *err)
@@ -375,26 +288,8 @@ static int lw_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     /* stage boundary: prune the top layer and grow */
     while (!rc && m->stage < m->L_target && ctx->iteration > m->stage_end[m->stage])
         rc = lw_prune(m, 1, err);
+    if (!rc) rc = whai_train_batch(&m->w->base, b, ctx, st, err);
     if (rc) return rc;
-    if (b->X->n_rows > m->w->B)
-        return datm_error_set(err, DATM_E_INVALID, "layerwise: batch of %lld documents > %lld",
-                              (long long)b->X->n_rows, (long long)m->w->B);
-    lw_chain c = lw_main(m);
-    datm_encoder_loss el;
-    datm_tlasgr_report rep;
-    memset(&rep, 0, sizeof rep);
-    rc = lw_iterate(m, &c, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
-                    (uint64_t)ctx->iteration, ctx->iteration, &el, &rep, err);
-    if (rc) return rc;
-    m->fresh_top = c.fresh_top;
-    memset(st, 0, sizeof *st);
-    st->n_layers = m->w->L;
-    st->loss = el.loss;
-    st->loglik = el.loglik;
-    for (int l = 1; l <= m->w->L; l++) {
-        st->kl[l - 1] = el.kl[l];
-        st->step[l - 1] = rep.step_mean[l];
-    }
     /* the last stage also ends with pruning (Algorithm 2) */
     if (!m->done && m->stage == m->L_target && ctx->iteration >= m->stage_end[m->stage]) {
         rc = lw_prune(m, 0, err);
@@ -403,119 +298,23 @@ static int lw_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     return rc;
 }
 
-/* ---- evaluation chain ---- */
-
-static void lw_chain_free(lw_chain *c)
-{
-    datm_free(c->params);
-    datm_free(c->grad);
-    datm_adam_free(&c->own_adam);
-    datm_gbn_stats_destroy(&c->stats);
-    datm_gbn_destroy(&c->gbn);
-    datm_free(c);
-}
-
-static void *lw_copy(datm_model *mm, datm_error *err)
-{
-    lw_model *m = (lw_model *)mm;
-    const whai_model *w = m->w;
-    const int64_t n = w->enc->params.size;
-    const datm_adam *a = &w->ch.adam;
-    lw_chain *c = datm_alloc(sizeof *c, err);
-    if (!c) return NULL;
-    c->params = datm_alloc_array((size_t)n, sizeof(float), err);
-    c->grad = datm_alloc_array((size_t)n, sizeof(float), err);
-    c->adam = &c->own_adam;
-    int rc = c->params && c->grad ? DATM_OK : DATM_E_NOMEM;
-    if (!rc) rc = datm_adam_init(c->adam, n, a->lr, a->beta1, a->beta2, a->eps, err);
-    const datm_gbn *g = w->ch.gbn;
-    if (!rc) rc = datm_gbn_create(g->L, g->K, &g->o, 0, &c->gbn, err);
-    if (!rc) rc = datm_gbn_stats_create(c->gbn, &c->stats, err);
-    if (rc) {
-        lw_chain_free(c);
-        return NULL;
-    }
-    memcpy(c->params, w->ch.params, (size_t)n * sizeof(float));
-    memcpy(c->adam->m, a->m, (size_t)n * sizeof(float));
-    memcpy(c->adam->v, a->v, (size_t)n * sizeof(float));
-    c->adam->t = a->t;
-    c->adam->clip = a->clip;
-    datm_gbn_copy(c->gbn, g);
-    c->fresh_top = m->fresh_top;
-    return c;
-}
-
-static void lw_free_copy(datm_model *mm, void *c)
-{
-    (void)mm;
-    lw_chain_free(c);
-}
-
-static int lw_copy_iterate(datm_model *mm, void *cc, const datm_csr *X, const int64_t *doc_ids,
-                           uint64_t seed, uint32_t purpose, uint64_t step, datm_error *err)
-{
-    lw_model *m = (lw_model *)mm;
-    lw_chain *c = cc;
-    datm_encoder_loss el;
-    return lw_iterate(m, c, X, doc_ids, seed, purpose, step, c->adam->t + 1, &el, NULL, err);
-}
-
-static void lw_view(datm_model *mm, void *cc, const float **params, const float *const **phi)
-{
-    (void)mm;
-    const lw_chain *c = cc;
-    *params = c->params;
-    *phi = (const float *const *)c->gbn->phi_f;
-}
-
-static const variant_chain_ops lw_chain_ops = {lw_copy, lw_free_copy, lw_copy_iterate, lw_view};
-
-typedef struct lw_eval {
-    int   chain;
-    void *inner;
-} lw_eval;
+/* ---- evaluation: WHAI's on the current network (its chain copies carry r) ---- */
 
 static int lw_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **state,
                          datm_error *err)
 {
-    lw_model *m = (lw_model *)mm;
-    *state = NULL;
-    lw_eval *e = datm_alloc(sizeof *e, err);
-    if (!e) return DATM_E_NOMEM;
-    e->chain = m->eval_chain && m->w->train;
-    int rc;
-    if (e->chain) {
-        variant_eval_cfg c = {m->w->enc, m->w->train, m->w->B, m->eval_thin,
-                              m->w->eval_theta_sample};
-        rc = variant_eval_begin(mm, &lw_chain_ops, &c, obs, seed, &e->inner, err);
-    } else {
-        rc = whai_eval_begin(&m->w->base, obs, seed, &e->inner, err);
-    }
-    if (rc) {
-        datm_free(e);
-        return rc;
-    }
-    *state = e;
-    return DATM_OK;
+    return whai_eval_begin(&((lw_model *)mm)->w->base, obs, seed, state, err);
 }
 
-static int lw_eval_step(datm_model *mm, void *state, int64_t draw, datm_rate_accum *acc,
+static int lw_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_accum *acc,
                         datm_error *err)
 {
-    lw_model *m = (lw_model *)mm;
-    lw_eval *e = state;
-    return e->chain ? variant_eval_step(mm, e->inner, draw, acc, err)
-                    : whai_eval_step(&m->w->base, e->inner, draw, acc, err);
+    return whai_eval_step(&((lw_model *)mm)->w->base, state, draw, acc, err);
 }
 
 static void lw_eval_end(datm_model *mm, void *state)
 {
-    lw_model *m = (lw_model *)mm;
-    lw_eval *e = state;
-    if (!e) return;
-    if (e->chain) variant_eval_end(mm, e->inner);
-    else whai_eval_end(&m->w->base, e->inner);
-    datm_free(e);
+    whai_eval_end(&((lw_model *)mm)->w->base, state);
 }
 
 /* ---- WHAI's on the current network ---- */
@@ -572,9 +371,7 @@ static int lw_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
     m->stage = (int)st[0];
     m->fresh_top = (int)st[1];
     m->done = (int)st[2];
-    rc = lw_refresh_r(m, err);
-    if (!rc) rc = whai_load(&m->w->base, g, err);
-    return rc;
+    return whai_load(&m->w->base, g, err);
 }
 
 static void lw_destroy(datm_model *mm)
@@ -584,7 +381,6 @@ static void lw_destroy(datm_model *mm)
     if (m->w) whai_destroy(&m->w->base);
     datm_config_destroy(&m->cfg);
     datm_config_destroy(&m->spec);
-    datm_free(m->r_f);
     datm_free(m);
 }
 
@@ -625,6 +421,16 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     if (nf != 0 && nf != L)
         return datm_error_set(err, DATM_E_INVALID, "model.stage_fractions has %d values; give "
                               "none or one per layer (%d)", nf, L);
+    if (!datm_config_bool(cfg, "learn_r"))
+        return datm_error_set(err, DATM_E_INVALID, "model.learn_r: layerwise needs true (the "
+                              "top layer's r decides the pruning of Algorithm 2)");
+    const char *pinit = datm_config_str(cfg, "phi_init");
+    if (pinit && *pinit)
+        return datm_error_set(err, DATM_E_INVALID, "model.phi_init is not supported by "
+                              "layerwise: the layer widths change at every stage (leave it \"\")");
+    if (datm_config_bool(cfg, "phi_fixed"))
+        return datm_error_set(err, DATM_E_INVALID, "model.phi_fixed is not supported by "
+                              "layerwise: r and Phi must be learnt by TLASGR for the pruning");
     lw_model *m = datm_alloc(sizeof *m, err);
     if (!m) return DATM_E_NOMEM;
     m->base.ops = &datm_model_layerwise;
@@ -632,7 +438,6 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     m->L_target = L;
     for (int l = 1; l <= L; l++) m->kmax[l] = lay[l - 1];
     m->prune_u = datm_config_real(cfg, "prune_u");
-    m->r_init = datm_config_real(cfg, "r_init");
     m->stage = 1;
     const int64_t T = DATM_MAX(info->total_iters, 1);
     double tot = 0, acc = 0;
@@ -645,13 +450,10 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     if (!rc) rc = datm_config_copy(cfg, &m->spec, err);
     int64_t K1[2] = {info->n_vocab, m->kmax[1]};
     if (!rc) rc = lw_build(m, 1, K1, NULL, NULL, &m->w, err);
-    if (!rc) rc = lw_refresh_r(m, err);
     if (rc) {
         lw_destroy(&m->base);
         return rc;
     }
-    m->eval_chain = !strcmp(datm_config_str(cfg, "eval_globals"), "chain");
-    m->eval_thin = datm_config_int(cfg, "eval_thin");
     *out = &m->base;
     return DATM_OK;
 }

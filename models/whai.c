@@ -8,8 +8,14 @@
  *      reparameterised sample per document (noise (seed, DOC, 4 it, doc));
  *   2. theta ~ q(theta | x) with the UPDATED encoder (noise (seed, DOC, 4 it + 1, doc));
  *   3. upward augmentation of X given theta, then one TLASGR step on every Phi(l)
- *      (eqs. Phi-updata, update_M) with rho = N / B. WHAI has no r: the top prior is
- *      Gamma(1, 1) and c_n = 1 (paper: r = 1, c = 1).
+ *      (eqs. Phi-updata, update_M) with rho = N / B. WHAI's experiments have no r: the top
+ *      prior is Gamma(top_shape = 1, 1) and c_n = 1 (paper: r = 1, c = 1; reference-notes 7).
+ *      With learn_r the top layer is the paper's model, theta(L) ~ Gam(r, 1) with
+ *      r_k ~ Gam(gamma0 / K_L, 1 / c0): the upward augmentation also draws the top-layer CRT
+ *      tables, TLASGR also steps r (eq. r_update, M_r by eq. update_M), and the encoder's
+ *      top KL prior in step 1 is Gamma(r, 1) with r of the chain being updated.
+ * An optional hook between the augmentation and the TLASGR step lets a variant adjust the
+ * preconditioners (layerwise: a new top layer); sdatm's hook adds a loss in step 1.
  *
  * Evaluation (DESIGN section 6, the authors' perplexity.m): each draw pairs theta of every
  * evaluation document, drawn from the encoder on its observed part, with the Phi(1) of the
@@ -24,6 +30,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dlda_common.h"
@@ -56,7 +63,18 @@ const datm_param_schema datm_whai_schema[] = {
      "KL weights w_l: [] = 1 (paper), one value for all layers, or one per layer "
      "(reference codes: 0.05, or 0.1/0.01/0.001)"},
     {"top_shape", DATM_PARAM_REAL, "1", 1e-6, 1e6, NULL,
-     "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01)"},
+     "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01); "
+     "learn_r = true replaces it by Gamma(r, 1)"},
+    {"learn_r", DATM_PARAM_BOOL, "false", NOB, NULL,
+     "learn the top-layer shape r_k ~ Gam(gamma0 / K_L, 1 / c0) by TLASGR from the top-layer "
+     "CRT tables (paper eq. r_update); the top KL prior becomes Gamma(r, 1). false: fixed "
+     "top_shape (the paper's WHAI experiments, r = 1)"},
+    {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+     "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): gamma0 (TLASGR code: 1)"},
+    {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+     "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): c0 (TLASGR code: 1)"},
+    {"r_init", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
+     "learn_r: r_k before the first TLASGR step (1 = WHAI's fixed r)"},
     {"kl_weight_start", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
      "KL weights before kl_ramp_epochs[0] ([] = kl_weight: no schedule); they move linearly to "
      "kl_weight between the two epochs of kl_ramp_epochs"},
@@ -152,7 +170,7 @@ static const float *const *phi_f(const whai_chain *c)
     return (const float *const *)c->gbn->phi_f;
 }
 
-/* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c. */
+/* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c (with learn_r, r too). */
 static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
                         uint64_t seed, uint32_t purpose, uint64_t step, const double *klw,
                         datm_encoder_loss *el, datm_tlasgr_report *rep,
@@ -160,6 +178,13 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
 {
     const int L = m->L;
     const int64_t B = X->n_rows;
+    /* the top layer's KL prior: Gamma(r, 1) with r of this chain (learn_r), else Gamma(
+     * top_shape, 1) from the encoder's options */
+    const float *top = NULL;
+    if (m->learn_r) {
+        for (int64_t k = 0; k < m->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
+        top = m->r_f;
+    }
     /* 1. Adam step(s) on the encoder (eq. ELBO-of-VADTM, fixed uniform noise); the paper
      * takes one per mini-batch (encoder_steps = 1) */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
@@ -167,7 +192,7 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
     for (int64_t s = 0; s < m->encoder_steps && !rc; s++) {
         datm_encoder_loss l1;
         if (s > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)s;
-        rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), NULL, klw,
+        rc = datm_encoder_forward(m->enc, c->params, DATM_ENC_TRAIN, X, phi_f(c), top, klw,
                                   &nz, m->ws, s == 0 ? el : &l1, err);
         /* supervised variants: the extra loss's gradient on theta joins the backward pass */
         const float *const *dth = NULL;
@@ -194,19 +219,19 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
         for (int64_t i = 0, n = B * m->K[l]; i < n; i++) dst[i] = src[i];
         thd[l] = dst;
     }
-    /* 3. upward augmentation and TLASGR on every Phi(l) (eqs. Phi-updata, update_M) */
+    /* 3. upward augmentation (with learn_r also the top-layer CRT tables) and TLASGR on every
+     * Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     if (m->phi_fixed) return DATM_OK;
     datm_gbn_stats_reset(c->stats);
     datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
     rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
-    if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, (double)m->N / (double)B, seed, rep, err);
+    const double rho = (double)m->N / (double)B;
+    if (!rc && m->pre_tlasgr) rc = m->pre_tlasgr(m->pre_tlasgr_user, c, rho, err);
+    if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
     return rc;
 }
 
-/* KL weights of iteration it (1-based): w_l times the warm-up ramp. */
-/* KL weights of iteration it (1-based): kl_weight_start until epoch e0, linear to kl_weight
- * at epoch e1, times the warm-up ramp from 0 over kl_warmup_epochs. */
-static void kl_weights(const whai_model *m, int64_t it, double *klw)
+void whai_kl_weights(const whai_model *m, int64_t it, double *klw)
 {
     double r = 1.0;
     if (m->kl_warmup_epochs > 0) {
@@ -233,7 +258,7 @@ int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *
                               (long long)b->X->n_rows, (long long)m->B);
     double klw[DATM_ENC_MAX_LAYERS + 1];
     m->iteration = ctx->iteration;
-    kl_weights(m, ctx->iteration, klw);
+    whai_kl_weights(m, ctx->iteration, klw);
     datm_encoder_loss el;
     datm_tlasgr_report rep;
     memset(&rep, 0, sizeof rep);
@@ -324,7 +349,7 @@ static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
     int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
     if (rc) return rc;
     double klw[DATM_ENC_MAX_LAYERS + 1];
-    kl_weights(m, m->iteration + e->draws + 1, klw);
+    whai_kl_weights(m, m->iteration + e->draws + 1, klw);
     datm_encoder_loss el;
     rc = whai_iterate(m, &e->ch, &Xb, e->perm, e->seed, DATM_STREAM_EVAL,
                       ((uint64_t)1 << 30) + (uint64_t)e->draws, klw, &el, NULL, NULL, NULL, err);
@@ -459,6 +484,7 @@ void whai_destroy(datm_model *mm)
     datm_encoder_ws_destroy(&m->ws);
     datm_encoder_destroy(&m->enc);
     for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
+    datm_free(m->r_f);
     datm_free(m);
 }
 
@@ -512,6 +538,33 @@ static int whai_phi_init(datm_gbn *g, const char *path, datm_error *err)
     return rc;
 }
 
+/* 1 when the real key holds its schema default (by value: a spec re-read from a result
+ * sets every key explicitly). */
+static int real_at_default(const datm_config *cfg, const char *key)
+{
+    const datm_param_schema *p = datm_schema_find(datm_config_schema(cfg), key);
+    return p && p->def && datm_config_real(cfg, key) == strtod(p->def, NULL);
+}
+
+/* The keys of the top layer's r are used only with learn_r, top_shape only without it, and
+ * r is learnt by the TLASGR step that phi_fixed turns off: a combination in which a key
+ * would be silently ignored is an error naming that key. */
+static int whai_check_r_keys(const datm_config *cfg, int learn_r, datm_error *err)
+{
+    static const char *const r_keys[] = {"gamma0", "c0", "r_init"};
+    if (learn_r && !real_at_default(cfg, "top_shape"))
+        return datm_error_set(err, DATM_E_INVALID, "model.top_shape: with learn_r = true the "
+                              "top prior is Gamma(r, 1); set r_init instead");
+    if (learn_r && datm_config_bool(cfg, "phi_fixed"))
+        return datm_error_set(err, DATM_E_INVALID, "model.learn_r: r is learnt by the TLASGR "
+                              "step, which phi_fixed = true turns off");
+    for (size_t i = 0; !learn_r && i < DATM_COUNTOF(r_keys); i++)
+        if (!real_at_default(cfg, r_keys[i]))
+            return datm_error_set(err, DATM_E_INVALID, "model.%s is used only with learn_r = "
+                                  "true", r_keys[i]);
+    return DATM_OK;
+}
+
 int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const whai_variant *v,
                         datm_model **out, datm_error *err)
 {
@@ -554,10 +607,16 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         if (!rc) { m->kl_ramp[0] = ramp[0]; m->kl_ramp[1] = ramp[1]; }
     }
 
-    /* decoder: no r, top prior Gamma(1, 1) (reference-notes 1.1) */
+    /* decoder: no r, top prior Gamma(top_shape = 1, 1) (reference-notes 1.1, 7); with learn_r
+     * the gamma-NB top layer r ~ Gam(gamma0 / K_L, 1 / c0), r = r_init at the start */
+    m->learn_r = datm_config_bool(cfg, "learn_r");
+    if (!rc) rc = whai_check_r_keys(cfg, m->learn_r, err);
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);
-    go.use_r = 0;
+    go.use_r = m->learn_r;
+    go.r_init = datm_config_real(cfg, "r_init");
+    go.gamma0 = datm_config_real(cfg, "gamma0");
+    go.c0 = datm_config_real(cfg, "c0");
     go.init_lo = datm_config_real(cfg, "phi_init_lo");
     go.phi_floor = datm_config_real(cfg, "phi_floor");
     go.eps0 = datm_config_real(cfg, "eps0");
@@ -611,6 +670,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         m->ch.adam.clip = datm_config_real(cfg, "grad_clip");
     }
     if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
+    if (!rc && m->learn_r && !(m->r_f = datm_alloc_array((size_t)m->K[L], sizeof(float), err)))
+        rc = DATM_E_NOMEM;
     for (int l = 1; l <= L && !rc; l++) {
         m->theta_d[l] = datm_alloc_array((size_t)(m->B * m->K[l]), sizeof(double), err);
         if (!m->theta_d[l]) rc = DATM_E_NOMEM;

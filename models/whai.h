@@ -21,7 +21,8 @@ typedef int (*whai_extra_fn)(void *user, const datm_batch *b, const datm_train_c
                              const datm_encoder_ws *ws, const float *const **dtheta,
                              double *loss, datm_error *err);
 
-/* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t). */
+/* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t;
+ * with learn_r also r and M_r). */
 typedef struct whai_chain {
     float          *params;      /* (enc->params.size) encoder weights */
     float          *grad;        /* (enc->params.size) */
@@ -29,6 +30,11 @@ typedef struct whai_chain {
     datm_gbn       *gbn;
     datm_gbn_stats *stats;
 } whai_chain;
+
+/* Optional hook of step 3 of an iteration (layerwise: a new top layer's M_k and M_r from the
+ * first mini-batch): called for every chain (training and evaluation copies) after the
+ * upward augmentation has filled c->stats and before the TLASGR step, with rho = N / B. */
+typedef int (*whai_pre_tlasgr_fn)(void *user, whai_chain *c, double rho, datm_error *err);
 
 typedef struct whai_model {
     datm_model       base;
@@ -55,6 +61,12 @@ typedef struct whai_model {
     int              aug_mean;                     /* augmentation from the mean theta */
     whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
     void            *extra_user;
+    whai_pre_tlasgr_fn pre_tlasgr;                 /* NULL, or the hook above */
+    void            *pre_tlasgr_user;
+    /* learn_r: the decoder has r (K_L), r ~ Gam(gamma0/K_L, 1/c0) learnt by TLASGR (paper eq.
+     * r_update), and the encoder's top KL prior is Gamma(r, 1); else Gamma(top_shape, 1) */
+    int              learn_r;
+    float           *r_f;                          /* (K_L) float copy of r, learn_r only */
 } whai_model;
 
 /* What a variant changes; zero-initialised = plain WHAI from the spec. */
@@ -66,6 +78,13 @@ typedef struct whai_variant {
 
 int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,
                          const whai_variant *v, datm_model **out, datm_error *err);
+/* KL weights klw[0..L] of training iteration it (1-based; klw[0] = 0): kl_weight_start until
+ * epoch kl_ramp_epochs[0], linear to kl_weight at kl_ramp_epochs[1], times the warm-up ramp
+ * from 0 over kl_warmup_epochs. Every WHAI-based variant should use this schedule. */
+void whai_kl_weights(const whai_model *m, int64_t it, double *klw);
+
+/* One iteration of Algorithm 1 (and the training statistics) on the mini-batch b; with
+ * learn_r also the r step. Variants built on WHAI (sdatm, layerwise) call it for training. */
 int  whai_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
                       datm_train_stats *st, datm_error *err);
 int  whai_eval_begin(datm_model *m, const datm_csr *obs, uint64_t seed, void **state,
