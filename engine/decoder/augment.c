@@ -132,6 +132,91 @@ static void cum_product_f4(const float *const a[4], const double *b, int64_t K,
     s[3] = s3;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define AUG_HAVE_AVX2 1
+/* cum_product_f4 of eight rows (two sets of four, one row per double lane): each lane is the
+ * same chain s += (double)a[k] * b[k] in increasing k as cum_product_f (exact conversion,
+ * the same rounded product and sum: bit-identical), four k at a time with 4 x 4 transposes
+ * in and out; two independent sets hide the latency of the additions. */
+__attribute__((target("avx2")))
+static void cum_product_f8_avx2(const float *const a[8], const double *b, int64_t K,
+                                double *const cum[8], double s[8])
+{
+    __m256d sv[2] = {_mm256_setzero_pd(), _mm256_setzero_pd()};
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const __m256d b0 = _mm256_broadcast_sd(b + k), b1 = _mm256_broadcast_sd(b + k + 1);
+        const __m256d b2 = _mm256_broadcast_sd(b + k + 2), b3 = _mm256_broadcast_sd(b + k + 3);
+        for (int h = 0; h < 2; h++) {
+            __m128 r0 = _mm_loadu_ps(a[4 * h] + k), r1 = _mm_loadu_ps(a[4 * h + 1] + k);
+            __m128 r2 = _mm_loadu_ps(a[4 * h + 2] + k), r3 = _mm_loadu_ps(a[4 * h + 3] + k);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);   /* r_j = (row 0..3) at k + j */
+            __m256d o0 = _mm256_add_pd(sv[h], _mm256_mul_pd(_mm256_cvtps_pd(r0), b0));
+            __m256d o1 = _mm256_add_pd(o0, _mm256_mul_pd(_mm256_cvtps_pd(r1), b1));
+            __m256d o2 = _mm256_add_pd(o1, _mm256_mul_pd(_mm256_cvtps_pd(r2), b2));
+            __m256d o3 = _mm256_add_pd(o2, _mm256_mul_pd(_mm256_cvtps_pd(r3), b3));
+            sv[h] = o3;
+            /* back to rows: row i gets (o0[i], o1[i], o2[i], o3[i]) */
+            __m256d t0 = _mm256_unpacklo_pd(o0, o1), t1 = _mm256_unpackhi_pd(o0, o1);
+            __m256d t2 = _mm256_unpacklo_pd(o2, o3), t3 = _mm256_unpackhi_pd(o2, o3);
+            _mm256_storeu_pd(cum[4 * h] + k, _mm256_permute2f128_pd(t0, t2, 0x20));
+            _mm256_storeu_pd(cum[4 * h + 1] + k, _mm256_permute2f128_pd(t1, t3, 0x20));
+            _mm256_storeu_pd(cum[4 * h + 2] + k, _mm256_permute2f128_pd(t0, t2, 0x31));
+            _mm256_storeu_pd(cum[4 * h + 3] + k, _mm256_permute2f128_pd(t1, t3, 0x31));
+        }
+    }
+    _mm256_storeu_pd(s, sv[0]);
+    _mm256_storeu_pd(s + 4, sv[1]);
+    for (; k < K; k++)
+        for (int i = 0; i < 8; i++) {
+            s[i] += (double)a[i][k] * b[k];
+            cum[i][k] = s[i];
+        }
+}
+#endif
+
+/* cum_product of four rows at once: four independent chains, each the same sequence of
+ * operations as cum_product (bit-identical), for the layers >= 2 whose one-row loop is bound
+ * by the latency of its additions. */
+static void cum_product4(const double *const a[4], const double *b, int64_t K,
+                         double *const cum[4], double s[4])
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+    double *c0 = cum[0], *c1 = cum[1], *c2 = cum[2], *c3 = cum[3];
+    for (int64_t k = 0; k < K; k++) {
+        const double bk = b[k];
+        s0 += a0[k] * bk;
+        s1 += a1[k] * bk;
+        s2 += a2[k] * bk;
+        s3 += a3[k] * bk;
+        c0[k] = s0;
+        c1[k] = s1;
+        c2[k] = s2;
+        c3[k] = s3;
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
+/* Adds one sampled count at each of base[idx[0..n)]. The layer-1 rows of the accumulator
+ * (V x K1 int64, 2 MB at V = 2000, K1 = 128) are mostly out of the private caches: the
+ * additions are collected and applied here with the lines a few additions ahead prefetched,
+ * instead of one cache miss per token in the middle of the draws. Integer sums: the order
+ * does not change them. */
+static void flush_counts(int64_t *base, const int64_t *idx, int n)
+{
+    enum { PF = 12 };
+    for (int i = 0; i < n && i < PF; i++) __builtin_prefetch(base + idx[i], 1, 3);
+    for (int i = 0; i < n; i++) {
+        if (i + PF < n) __builtin_prefetch(base + idx[i + PF], 1, 3);
+        base[idx[i]] += (int64_t)DATM_GBN_FX_SCALE;
+    }
+}
+
 /* The draw of datm_rng_categorical_cumsum (same uniform, same result: the smallest i with
  * t < cum[i], k - 1 when there is none) by a branchless search: the binary search's
  * branches are unpredictable and were ~9% of a sweep. cum (k) must be non-decreasing. */
@@ -182,10 +267,20 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
     double *cum = work;
     const int L = g->L;
     double ll = 0.0;
+    /* deferred layer-1 count additions (sampled counts), after the running sums */
+    int64_t mxk = 1;
+    for (int l = 1; l <= L; l++) mxk = g->K[l] > mxk ? g->K[l] : mxk;
+    int64_t *defer = (int64_t *)(void *)(work + 8 * mxk + 8);
+    int use_avx2 = 0;
+#ifdef AUG_HAVE_AVX2
+    use_avx2 = __builtin_cpu_supports("avx2");
+#endif
+    const int group = use_avx2 ? 8 : 4;   /* words whose running sums are made together */
+    int nd = 0;
 
-    /* layer 1: multinomial split of the word counts. The rates of up to four words are
-     * computed together (cum_product_f4), then the words are split in their own order, so
-     * the draws are those of one word at a time. */
+    /* layer 1: multinomial split of the word counts. The rates of up to eight (AVX2) or four
+     * words are computed together (cum_product_f8_avx2, cum_product_f4), then the words are
+     * split in their own order, so the draws are those of one word at a time. */
     {
         const int64_t K1 = g->K[1];
         const double *th = theta_n[1];
@@ -194,22 +289,26 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         for (int64_t k = 0; k < K1; k++) ll -= th[k];   /* sum_v rate = sum_k theta */
         int64_t e = 0;
         while (e < nnz) {
-            int64_t xs[4], vs[4];
+            int64_t xs[8], vs[8] = {0};
             int nw = 0;
-            for (; e < nnz && nw < 4; e++) {
+            for (; e < nnz && nw < group; e++) {
                 int64_t x = (int64_t)llroundf(vals[e]);
                 if (x <= 0) continue;
                 xs[nw] = x;
                 vs[nw] = cols[e];
                 nw++;
             }
-            const float *prows[4];
-            double *cums[4], ss[4];
-            for (int j = 0; j < 4; j++) {
+            const float *prows[8];
+            double *cums[8], ss[8];
+            for (int j = 0; j < 8; j++) {
                 prows[j] = g->phi_f[1] + vs[j < nw ? j : 0] * K1;
                 cums[j] = cum + (int64_t)j * K1;
             }
-            if (nw == 4) {
+            if (nw > 4) {   /* avx2 only; rows past nw repeat row 0 into spare scratch */
+#ifdef AUG_HAVE_AVX2
+                cum_product_f8_avx2(prows, th, K1, cums, ss);
+#endif
+            } else if (nw == 4) {
                 cum_product_f4(prows, th, K1, cums, ss);
             } else {
                 for (int j = 0; j < nw; j++) ss[j] = cum_product_f(prows[j], th, K1, cums[j]);
@@ -225,7 +324,13 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
                 for (int64_t i = 0; i < x; i++) {
                     int k = categorical_cum(rng, cj, (int)K1);
                     m1[k]++;
-                    if (arow && !expected) arow[k] += (int64_t)DATM_GBN_FX_SCALE;
+                    if (arow && !expected) {
+                        if (nd == DATM_GBN_DEFER) {
+                            flush_counts(fx + fx_off[1], defer, nd);
+                            nd = 0;
+                        }
+                        defer[nd++] = v * K1 + k;
+                    }
                 }
                 if (arow && expected) {
                     double prev = 0.0, f = (double)x / s;
@@ -238,41 +343,63 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         }
     }
 
-    /* layers t >= 2: CRT tables of the layer below, split over the units of layer t */
+    if (nd) flush_counts(fx + fx_off[1], defer, nd);
+
+    /* layers t >= 2: CRT tables of the layer below, split over the units of layer t. The
+     * running sums of up to four rows with customers are computed together (cum_product4),
+     * then the rows are drawn in their own order (the same draws as one row at a time). */
     for (int t = 2; t <= L; t++) {
         const int64_t Kp = g->K[t - 1], Kt = g->K[t];
         const double *th = theta_n[t];
         const int32_t *mp = m_n[t - 1];
         int32_t *mt = m_n[t];
         memset(mt, 0, (size_t)Kt * sizeof(int32_t));
-        for (int64_t kp = 0; kp < Kp; kp++) {
-            int64_t c = mp[kp];
-            if (c <= 0) continue;
-            const double *prow = g->phi[t] + kp * Kt;
-            double omega = cum_product(prow, th, Kt, cum);
-            double s = omega;
-            int64_t tables;
-            if (!(omega > 0) || !isfinite(omega)) {
-                /* shape -> 0: the first customer opens the only table */
-                s = cum_fallback(prow, Kt, cum);
-                omega = 0.0;
-                tables = 1;
-            } else {
-                tables = datm_rng_crt(rng, c, omega);
+        int64_t kn = 0;
+        while (kn < Kp) {
+            int64_t ks[4];
+            int nr = 0;
+            for (; kn < Kp && nr < 4; kn++)
+                if (mp[kn] > 0) ks[nr++] = kn;
+            if (nr == 0) break;
+            const double *prows[4];
+            double *cums[4], oms[4];
+            for (int j = 0; j < 4; j++) {
+                prows[j] = g->phi[t] + ks[j < nr ? j : 0] * Kt;
+                cums[j] = work + (int64_t)j * Kt;
             }
-            int64_t *arow = fx ? fx + fx_off[t] + kp * Kt : NULL;
-            for (int64_t i = 0; i < tables; i++) {
-                int k = categorical_cum(rng, cum, (int)Kt);
-                mt[k]++;
-                if (arow && !expected) arow[k] += (int64_t)DATM_GBN_FX_SCALE;
-            }
-            if (arow && expected) {
-                double w = omega > 2.2e-16 ? omega : 2.2e-16;
-                double et = w * (datm_digamma((double)c + w) - datm_digamma(w));
-                double prev = 0.0, f = et / s;
-                for (int64_t k = 0; k < Kt; k++) {
-                    arow[k] += datm_gbn_fx((cum[k] - prev) * f);
-                    prev = cum[k];
+            if (nr == 4) cum_product4(prows, th, Kt, cums, oms);
+            else
+                for (int j = 0; j < nr; j++) oms[j] = cum_product(prows[j], th, Kt, cums[j]);
+            for (int j = 0; j < nr; j++) {
+                const int64_t kp = ks[j];
+                const int64_t c = mp[kp];
+                const double *prow = prows[j];
+                double *cum = cums[j];
+                double omega = oms[j];
+                double s = omega;
+                int64_t tables;
+                if (!(omega > 0) || !isfinite(omega)) {
+                    /* shape -> 0: the first customer opens the only table */
+                    s = cum_fallback(prow, Kt, cum);
+                    omega = 0.0;
+                    tables = 1;
+                } else {
+                    tables = datm_rng_crt(rng, c, omega);
+                }
+                int64_t *arow = fx ? fx + fx_off[t] + kp * Kt : NULL;
+                for (int64_t i = 0; i < tables; i++) {
+                    int k = categorical_cum(rng, cum, (int)Kt);
+                    mt[k]++;
+                    if (arow && !expected) arow[k] += (int64_t)DATM_GBN_FX_SCALE;
+                }
+                if (arow && expected) {
+                    double w = omega > 2.2e-16 ? omega : 2.2e-16;
+                    double et = w * (datm_digamma((double)c + w) - datm_digamma(w));
+                    double prev = 0.0, f = et / s;
+                    for (int64_t k = 0; k < Kt; k++) {
+                        arow[k] += datm_gbn_fx((cum[k] - prev) * f);
+                        prev = cum[k];
+                    }
                 }
             }
         }

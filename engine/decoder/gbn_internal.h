@@ -15,14 +15,16 @@
 
 static inline int64_t datm_gbn_fx(double v) { return (int64_t)llround(v * DATM_GBN_FX_SCALE); }
 
-/* Scratch doubles the upward pass needs per thread: four rows of layer-1 running sums
- * (words are taken four at a time) and two of any other layer. */
+/* Deferred layer-1 count additions per flush (see datm_gbn_upward_doc). */
+#define DATM_GBN_DEFER 256
+
+/* Scratch doubles the upward pass needs per thread: eight rows of running sums of any layer
+ * (rows are taken four or eight at a time), then DATM_GBN_DEFER int64 slots. */
 static inline int64_t datm_gbn_work_len(const datm_gbn *g)
 {
     int64_t mx = 1;
     for (int l = 1; l <= g->L; l++) mx = g->K[l] > mx ? g->K[l] : mx;
-    int64_t l1 = 4 * g->K[1];
-    return (l1 > 2 * mx ? l1 : 2 * mx) + 8;
+    return 8 * mx + 8 + DATM_GBN_DEFER;
 }
 
 /* Upward augmentation of one document (reference-notes 1.8) from theta_n[l] (K[l]) rows:

@@ -187,14 +187,65 @@ typedef struct tl_layer {
     const int64_t *fx;     /* NULL: A is current */
     int64_t fx_len;
     int T;
+    int avx2;              /* use the AVX2 kernels */
 } tl_layer;
 
 /* The block's counts from the accumulators, exactly as datm_gbn_stats_reduce makes them
  * ((double)sum / scale), into ab (R, TL_W); cs = their column sums (v increasing). The
  * stats' A is not written (it stays for datm_gbn_stats_reduce to make on demand): the
  * step reads fx once instead of reading it, writing A and reading A back. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* block_reduce for a full block: four int64 lanes at a time; (double)acc exactly as
+ * 2^52 + acc - 2^52 when 0 <= acc < 2^52 (else that row goes the scalar way), and
+ * acc / 2^24 as acc * 2^-24 (exact: a power of two, no underflow for acc >= 1). */
+__attribute__((target("avx2")))
+static void block_reduce_avx2(const tl_layer *Lr, int64_t k0, double *ab, double *cs)
+{
+    const int64_t R = Lr->R, C = Lr->C, n = Lr->fx_len;
+    const int64_t *fx = Lr->fx;
+    const __m256i magic = _mm256_set1_epi64x(0x4330000000000000LL);
+    const __m256d two52 = _mm256_set1_pd(0x1p52), scale = _mm256_set1_pd(1.0 / DATM_GBN_FX_SCALE);
+    __m256d c0 = _mm256_loadu_pd(cs), c1 = _mm256_loadu_pd(cs + 4);
+    for (int64_t v = 0; v < R; v++) {
+        const int64_t o = v * C + k0;
+        if (v + 16 < R)
+            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(fx + t * n + o + 16 * C, 0, 3);
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(fx + o));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(fx + o + 4));
+        for (int t = 1; t < Lr->T; t++) {
+            a0 = _mm256_add_epi64(a0, _mm256_loadu_si256((const __m256i *)(fx + t * n + o)));
+            a1 = _mm256_add_epi64(a1, _mm256_loadu_si256((const __m256i *)(fx + t * n + o + 4)));
+        }
+        double *ar = ab + v * TL_W;
+        const __m256i hi = _mm256_or_si256(_mm256_srli_epi64(a0, 52), _mm256_srli_epi64(a1, 52));
+        if (!_mm256_testz_si256(hi, hi)) {   /* negative or >= 2^52: convert one by one */
+            int64_t t0[8];
+            _mm256_storeu_si256((__m256i *)t0, a0);
+            _mm256_storeu_si256((__m256i *)(t0 + 4), a1);
+            for (int j = 0; j < 8; j++) ar[j] = (double)t0[j] / DATM_GBN_FX_SCALE;
+        } else {
+            __m256d d0 = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(a0, magic)), two52);
+            __m256d d1 = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(a1, magic)), two52);
+            _mm256_storeu_pd(ar, _mm256_mul_pd(d0, scale));
+            _mm256_storeu_pd(ar + 4, _mm256_mul_pd(d1, scale));
+        }
+        c0 = _mm256_add_pd(c0, _mm256_loadu_pd(ar));
+        c1 = _mm256_add_pd(c1, _mm256_loadu_pd(ar + 4));
+    }
+    _mm256_storeu_pd(cs, c0);
+    _mm256_storeu_pd(cs + 4, c1);
+}
+#endif
+
 static void block_reduce(const tl_layer *Lr, int64_t k0, int w, double *ab, double *cs)
 {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (Lr->avx2 && w == TL_W) {
+        block_reduce_avx2(Lr, k0, ab, cs);
+        return;
+    }
+#endif
     const int64_t R = Lr->R, C = Lr->C, n = Lr->fx_len;
     const int64_t *fx = Lr->fx;
     for (int64_t v = 0; v < R; v++) {
@@ -466,7 +517,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         const tl_layer x = {g->K[l - 1], g->K[l], s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho,
                             inv, g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
                             seed, (uint64_t)t * 64 + (uint64_t)l,
-                            fused ? s->fx + s->fx_off[l] : NULL, s->fx_len, s->n_threads};
+                            fused ? s->fx + s->fx_off[l] : NULL, s->fx_len, s->n_threads,
+                            use_avx2};
         Lr[l] = x;
         first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
         bad[l] = -1;

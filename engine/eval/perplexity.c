@@ -7,6 +7,7 @@
  * and normalisers are summed separately over samples and divided at the end: the ratio of
  * sums of the reference code. */
 #include "eval/perplexity.h"
+#include "math/math.h"
 
 #include <math.h>
 #include <string.h>
@@ -89,12 +90,10 @@ void datm_rate_accum_add_rows(datm_rate_accum *a, const float *phi1, const float
         double s = 0.0;
         for (int64_t k = 0; k < K; k++) s += th[k];
         a->norm[d] += s;
-        for (int64_t e = P->row_ptr[d]; e < P->row_ptr[d + 1]; e++) {
-            const float *prow = phi1 + (int64_t)P->col[e] * K;
-            double r = 0.0;
-            for (int64_t k = 0; k < K; k++) r += (double)prow[k] * th[k];
-            a->rate[e] += r;
-        }
+        /* the rate of every scored entry: a vectorised double-accumulated dot (one chain of
+         * K dependent additions was ~40% of the test time at S = 3000) */
+        for (int64_t e = P->row_ptr[d]; e < P->row_ptr[d + 1]; e++)
+            a->rate[e] += datm_dot_f32_f64(phi1 + (int64_t)P->col[e] * K, th, K);
     }
 }
 
