@@ -15,6 +15,11 @@
  *   3. Adam steps on the encoder and the head;
  *   4. theta sampled with the updated encoder, upward augmentation, TLASGR step on Phi(l)
  *      (steps 1, 3 (encoder) and 4 are WHAI's; the hook does step 2 and the head's Adam).
+ * Two settings that are not the paper's (defaults are): head_input mean feeds the head the
+ * Weibull means lambda Gamma(1 + 1/k) instead of the sample (the label gradient still enters
+ * the encoder at the sample, an unbiased estimate of the gradient through the mean), and
+ * head_steps > 1 takes that many head steps per mini-batch (the label gradient on theta is the
+ * first step's); measured in results/classification/notes.md.
  * At the first supervised iteration the head's input standardisation is fixed from the
  * training documents' posterior-mean theta (head_standardize; not in the paper, which feeds
  * theta as is: with theta ~ 100 per topic on MNIST the linear head did not train, ~60% error).

@@ -12,8 +12,8 @@
 #   --only REGEX   run only the table rows / sweep points whose id matches (report lists all)
 #   --dry          print the commands only
 #   --report-only  run nothing; build the report from the runs that exist
-#   --threads N    passed to every `datm run` (default: datm's, all cores), and as
-#                  OPENBLAS_NUM_THREADS (datm run --threads sets OpenMP's count only)
+#   --threads N    passed to every `datm run` (default: datm's, all cores; it caps OpenMP's
+#                  and OpenBLAS's threads), and as OPENBLAS_NUM_THREADS
 # A run with OUT/<id>/result.h5 (COMPLETED) is not run again, so the script can be stopped and
 # restarted. Each run's wall time goes to OUT/<id>/wall_s. Needs gnuplot for the figure.
 set -u
@@ -117,10 +117,12 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo "# Classification (issue 7): test error rates, ours beside the paper's"
     echo
     echo "Written by \`pipelines/classification.sh\` from \`$PIPE\` (common overrides \`$COMMON\`)."
-    echo "Error = test error of the model's own prediction (sDATM: p(y|x) averaged over 50 joint draws"
-    echo "of theta and W, paper eq. prediction) or of the L2 logistic regression (penalty by 5-fold CV"
-    echo "on the training set) on DATM's posterior-mean theta of all layers (DATM + LR). Test s/doc ="
-    echo "wall time of the prediction pass per test document (/metrics/predict_s_per_doc, 50 draws;"
+    echo "Error = test error of the model's own prediction (sDATM: p(y|x) averaged over the spec's"
+    echo "evaluate.predict_samples joint draws of theta and W, 50 as in paper eq. prediction, or, where"
+    echo "it is 0, p(y|x) at the posterior means of theta and W) or of the L2 logistic regression"
+    echo "(penalty by 5-fold CV on the training set) on DATM's posterior-mean theta of all layers"
+    echo "(DATM + LR). Test s/doc ="
+    echo "wall time of the prediction pass per test document (/metrics/predict_s_per_doc;"
     echo "n/a for DATM + LR); wall s = the whole run (data loading, training, evaluation), on a shared"
     echo "2-core machine, so both are upper bounds. Paper: Table 3 (MNIST) and Table 4 (20News, IMDB);"
     echo "the paper's DATM row is unsupervised DATM features + a classifier, its MNIST baseline DLDA+SVM."
