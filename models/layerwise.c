@@ -176,7 +176,7 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
     datm_model *inner = NULL;
     whai_variant v;
     memset(&v, 0, sizeof v);
-    v.ops = m->base.ops;
+    v.ops = &datm_model_whai;   /* the stage's network is a WHAI model (with learn_r) */
     if (!rc) rc = whai_create_variant(m->cfg, &m->info, &v, &inner, err);
     if (rc) return rc;
     whai_model *w = (whai_model *)inner;

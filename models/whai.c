@@ -611,6 +611,12 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
      * the gamma-NB top layer r ~ Gam(gamma0 / K_L, 1 / c0), r = r_init at the start */
     m->learn_r = datm_config_bool(cfg, "learn_r");
     if (!rc) rc = whai_check_r_keys(cfg, m->learn_r, err);
+    /* only WHAI's iteration learns r: a variant with its own train_batch (wai) would accept
+     * learn_r and ignore it (layerwise's network is a WHAI model: its ops are WHAI's) */
+    if (!rc && m->learn_r && v->ops->train_batch != whai_train_batch)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.learn_r is not supported by %s: it does "
+                            "not train with WHAI's iteration, which is what learns r",
+                            v->ops->name);
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);
     go.use_r = m->learn_r;

@@ -11,6 +11,8 @@
 
 /* The WHAI schema (model: section); variants may reuse it as their own. */
 extern const datm_param_schema datm_whai_schema[];
+/* WHAI's own table (layerwise's per-stage network is a plain WHAI model). */
+extern const datm_model_ops datm_model_whai;
 
 /* Optional extra loss on theta for supervised variants (sdatm): called in step 1 of each
  * TRAINING iteration (not the evaluation chain) between the encoder's forward and backward.

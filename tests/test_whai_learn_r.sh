@@ -8,7 +8,7 @@
 #   included) and writes theta;
 # - whai with learn_r = false (default) saves no /model/r;
 # - keys that would be silently ignored are errors naming the key: gamma0 without learn_r,
-#   top_shape with learn_r, learn_r with phi_fixed;
+#   top_shape with learn_r, learn_r with phi_fixed, learn_r in wai (its own iteration);
 # - layerwise rejects phi_init, phi_fixed and learn_r = false, naming the key;
 # - layerwise honours WHAI's KL ramp (kl_weight_start / kl_ramp_epochs given per layer for
 #   the final depth): the run completes and its loss curve differs from the same run
@@ -78,6 +78,8 @@ err() { "$datm" run "$tmp/spec.yaml" train.epochs=1 "$@" -o "$tmp/bad" 2>&1; }
 check "err model.gamma0=2 | grep -q 'model.gamma0 is used only with learn_r'" "whai: gamma0 without learn_r rejected"
 check "err model.learn_r=true model.top_shape=0.5 | grep -q 'model.top_shape'" "whai: top_shape with learn_r rejected"
 check "err model.learn_r=true model.phi_fixed=true | grep -q 'model.learn_r'" "whai: learn_r with phi_fixed rejected"
+check "err model.variant=wai model.learn_r=true | grep -q 'model.learn_r is not supported by wai'" \
+      "wai (its own iteration): learn_r rejected"
 check "err model.variant=layerwise model.phi_init='$tmp/r/result.h5' | grep -q 'model.phi_init is not supported by layerwise'" \
       "layerwise: phi_init rejected"
 check "err model.variant=layerwise model.phi_fixed=true | grep -q 'model.phi_fixed is not supported by layerwise'" \
