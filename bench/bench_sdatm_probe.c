@@ -1,0 +1,133 @@
+/* bench/bench_sdatm_probe.c: a diagnostic for the supervised variants (issue 7): trains a spec
+ * the way `datm run` does (same batches, seeds and train ctx; one thread) and every
+ * PROBE_EVERY epochs prints the error of the model's own prediction on evenly spaced TRAINING
+ * and test documents (posterior means, and PROBE_S draws), and of a logistic regression
+ * (3-fold CV over 4 penalties) on the model's posterior-mean theta of the same documents:
+ * training vs test error separates an under-trained head from an overfitting one, and the
+ * regression shows what a well-fitted classifier gets from the same features.
+ * usage: bench_sdatm_probe SPEC.yaml [key=value ...]
+ * env: PROBE_EVERY (5), PROBE_S (10; 0 = skip sampled prediction), PROBE_NTR / PROBE_NTE
+ * (3000 documents each), PROBE_LR (1: regression at every point, n: every n-th, 0: never),
+ * PROBE_FS (draws averaged into the regression's features; 0 = the mean). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+#include "pipeline/run_internal.h"
+#include "eval/classify.h"
+#include "eval/logreg.h"
+#include "data/data.h"
+
+static double err_of(const float *P, const int32_t *y, int64_t n, int C)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int b = 0;
+        for (int c = 1; c < C; c++) if (P[i * C + c] > P[i * C + b]) b = c;
+        bad += b != y[i];
+    }
+    return (double)bad / (double)n;
+}
+
+static int g_fs = 0;
+static float *feats(const datm_model *m, const datm_csr *X, int64_t *d)
+{
+    datm_theta th; memset(&th, 0, sizeof th);
+    datm_error e = {0};
+    if (m->ops->infer(m, X, 1, g_fs, &th, &e)) { fprintf(stderr, "%s\n", e.msg); exit(1); }
+    *d = 0;
+    for (int l = 0; l < th.n_layers; l++) *d += th.k[l];
+    float *f = malloc(sizeof(float) * (size_t)(X->n_rows * *d));
+    datm_features_concat(th.n_layers, th.k, (const float *const *)th.theta, X->n_rows, 1, f);
+    datm_theta_free(&th);
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    omp_set_num_threads(1);
+    g_fs = getenv("PROBE_FS") ? atoi(getenv("PROBE_FS")) : 0;
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_spec s; datm_error err = {0};
+    int every = getenv("PROBE_EVERY") ? atoi(getenv("PROBE_EVERY")) : 5;
+    int S = getenv("PROBE_S") ? atoi(getenv("PROBE_S")) : 10;
+    int do_lr = getenv("PROBE_LR") ? atoi(getenv("PROBE_LR")) : 1;
+    int64_t ntr_eval = getenv("PROBE_NTR") ? atoll(getenv("PROBE_NTR")) : 3000;
+    int64_t nte_eval = getenv("PROBE_NTE") ? atoll(getenv("PROBE_NTE")) : 3000;
+    if (datm_spec_load(argv[1], (const char *const *)argv + 2, argc - 2, &cat, &s, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    datm_run_data d; memset(&d, 0, sizeof d);
+    if (datm_run_data_load(&s, &d, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    const datm_config *tc = datm_spec_section(&s, DATM_SEC_TRAIN);
+    const int64_t N = d.train_X.n_rows, B = datm_config_int(tc, "batch_size");
+    const int64_t bpe = (N + B - 1) / B, E = datm_config_int(tc, "epochs");
+    uint64_t seed = (uint64_t)datm_config_int(datm_spec_section(&s, DATM_SEC_RUN), "seed");
+    datm_run_info info = {.n_train = N, .n_vocab = d.train_X.n_cols, .n_classes = d.train.n_classes,
+        .batch_size = B, .epochs = E, .total_iters = bpe * E, .seed = seed, .threads = 1,
+        .train = &d.train_X, .train_labels = d.train_labels, .vocab = d.train.vocab};
+    datm_model *m = NULL;
+    if (s.ops->create(datm_spec_section(&s, DATM_SEC_MODEL), &info, &m, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    const int C = d.train.n_classes;
+    /* evaluation subsets: evenly spaced rows */
+    int64_t ntr = ntr_eval < N ? ntr_eval : N, nte = nte_eval < d.test.X.n_rows ? nte_eval : d.test.X.n_rows;
+    int64_t *rtr = malloc(sizeof(int64_t) * ntr), *rte = malloc(sizeof(int64_t) * nte);
+    int32_t *ytr = malloc(4 * ntr), *yte = malloc(4 * nte);
+    for (int64_t i = 0; i < ntr; i++) { rtr[i] = i * N / ntr; ytr[i] = d.train_labels[rtr[i]]; }
+    for (int64_t i = 0; i < nte; i++) { rte[i] = i * d.test.X.n_rows / nte; yte[i] = d.test.labels[rte[i]]; }
+    datm_csr Xtr = {0}, Xte = {0};
+    datm_csr_select_rows(&d.train_X, rtr, ntr, &Xtr, &err);
+    datm_csr_select_rows(&d.test.X, rte, nte, &Xte, &err);
+    float *P = malloc(sizeof(float) * (size_t)((ntr > nte ? ntr : nte) * C));
+    datm_batch_iter it;
+    datm_batch_iter_init(&it, N, B, seed, datm_config_bool(tc, "shuffle"), datm_config_bool(tc, "drop_last"), &err);
+    int32_t *lab = malloc(4 * B);
+    double t0 = datm_time_now(), loss = 0; int64_t nl = 0;
+    for (int64_t iter = 1; iter <= bpe * E; iter++) {
+        const int64_t *rows; int64_t n = datm_batch_iter_next(&it, &rows);
+        if (n == 0) n = datm_batch_iter_next(&it, &rows);
+        const int64_t ep = (iter - 1) / bpe;
+        datm_csr X = {0};
+        datm_csr_select_rows(&d.train_X, rows, n, &X, &err);
+        for (int64_t i = 0; i < n; i++) lab[i] = d.train_labels[rows[i]];
+        datm_batch b = {&X, rows, lab};
+        datm_train_ctx ctx = {iter, ep, seed, (double)N / (double)B};
+        datm_train_stats st; memset(&st, 0, sizeof st);
+        if (m->ops->train_batch(m, &b, &ctx, &st, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+        loss += st.loss; nl++;
+        datm_csr_free(&X);
+        if (iter % bpe == 0 && ((ep + 1) % every == 0 || ep + 1 == E)) {
+            double r[4] = {NAN, NAN, NAN, NAN};
+            if (m->ops->predict) {
+                m->ops->predict(m, &Xtr, 5, 0, P, &err); r[0] = err_of(P, ytr, ntr, C);
+                m->ops->predict(m, &Xte, 5, 0, P, &err); r[1] = err_of(P, yte, nte, C);
+                if (S > 0) {
+                    m->ops->predict(m, &Xtr, 5, S, P, &err); r[2] = err_of(P, ytr, ntr, C);
+                    m->ops->predict(m, &Xte, 5, S, P, &err); r[3] = err_of(P, yte, nte, C);
+                }
+            }
+            double lr_tr = NAN, lr_te = NAN;
+            if (do_lr && ((ep + 1) % (every * do_lr) == 0 || ep + 1 == E)) {
+                int64_t dd;
+                float *ftr = feats(m, &Xtr, &dd), *fte = feats(m, &Xte, &dd);
+                datm_logreg_params p; datm_logreg_params_default(&p);
+                static const double lams[] = {1e-2, 1e-3, 1e-4, 1e-5};
+                p.lambdas = lams; p.n_lambdas = 4; p.n_folds = 3;
+                datm_logreg lr;
+                if (!datm_logreg_fit_cv(ftr, ntr, dd, ytr, C, &p, &lr, &err)) {
+                    int32_t *pr = malloc(4 * (ntr > nte ? ntr : nte));
+                    datm_logreg_predict(&lr, ftr, ntr, pr);
+                    lr_tr = datm_error_rate(ytr, pr, ntr);
+                    datm_logreg_predict(&lr, fte, nte, pr);
+                    lr_te = datm_error_rate(yte, pr, nte);
+                    free(pr); datm_logreg_free(&lr);
+                }
+                free(ftr); free(fte);
+            }
+            printf("epoch %3lld loss %10.4f | head mean: train %.4f test %.4f | head S=%d: train %.4f test %.4f | LR(mean theta, %lld docs): train %.4f test %.4f | %.0fs\n",
+                   (long long)ep + 1, loss / nl, r[0], r[1], S, r[2], r[3], (long long)ntr, lr_tr, lr_te, datm_time_now() - t0);
+            fflush(stdout);
+            loss = 0; nl = 0;
+        }
+    }
+    return 0;
+}
