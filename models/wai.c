@@ -74,25 +74,13 @@ __attribute__((constructor)) static void wai_schema_init(void)
 
 /* ---- one iteration ---- */
 
-/* KL weights of iteration it (1-based): w_l ramped over kl_warmup_epochs (as WHAI). */
-static void wai_kl_weights(const whai_model *w, int64_t it, double *klw)
-{
-    double r = 1.0;
-    if (w->kl_warmup_epochs > 0) {
-        r = (double)it / (double)(w->kl_warmup_epochs * w->bpe);
-        if (r > 1) r = 1;
-    }
-    klw[0] = 0;
-    for (int l = 1; l <= w->L; l++) klw[l] = w->kl_weight[l] * r;
-}
-
 static int wai_iterate(wai_model *m, wai_state *s, const datm_csr *X, const int64_t *doc_ids,
                        uint64_t seed, uint32_t purpose, uint64_t step, int64_t it,
                        datm_encoder_loss *el, datm_error *err)
 {
     whai_model *w = m->w;
     double klw[DATM_ENC_MAX_LAYERS + 1];
-    wai_kl_weights(w, it, klw);
+    whai_kl_weights(w, it, klw);   /* WHAI's schedule: warm-up, kl_weight_start, ramp */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     /* encoder_steps Adam steps on the encoder (WHAI's key; paper: 1), noise streams as WHAI's;
      * the topics take their one step with the last, like WHAI's one TLASGR step per batch */
