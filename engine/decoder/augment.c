@@ -266,8 +266,8 @@ static double cum_fallback(const double *a, int64_t K, double *cum)
 
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
                            int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
-                           int64_t *fx, const int64_t *fx_off, int expected, datm_rng *rng,
-                           double *work)
+                           int64_t *fx, const int64_t *fx_off, int expected, int want_ll,
+                           datm_rng *rng, double *work)
 {
     double *cum = work;
     const int L = g->L;
@@ -291,7 +291,8 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         const double *th = theta_n[1];
         int32_t *m1 = m_n[1];
         memset(m1, 0, (size_t)K1 * sizeof(int32_t));
-        for (int64_t k = 0; k < K1; k++) ll -= th[k];   /* sum_v rate = sum_k theta */
+        if (want_ll)
+            for (int64_t k = 0; k < K1; k++) ll -= th[k];   /* sum_v rate = sum_k theta */
         int64_t e = 0;
         while (e < nnz) {
             int64_t xs[8], vs[8] = {0};
@@ -322,8 +323,9 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
                 const int64_t x = xs[j], v = vs[j];
                 double *cj = cums[j];
                 double s = ss[j];
-                ll += (double)x * log(s > 1e-300 ? s : 1e-300) -
-                      (x > 1 ? lgamma((double)x + 1.0) : 0.0);
+                if (want_ll)
+                    ll += (double)x * log(s > 1e-300 ? s : 1e-300) -
+                          (x > 1 ? lgamma((double)x + 1.0) : 0.0);
                 if (!(s > 0) || !isfinite(s)) s = cum_fallback_f(prows[j], K1, cj);
                 int64_t *arow = fx ? fx + fx_off[1] + v * K1 : NULL;
                 for (int64_t i = 0; i < x; i++) {
@@ -459,7 +461,7 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
         int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
         datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, th, mn,
                             s ? s->fx + (int64_t)tid * s->fx_len : NULL, s ? s->fx_off : NULL,
-                            mode == DATM_AUG_EXPECTED, &rng, work + (int64_t)tid * wl);
+                            mode == DATM_AUG_EXPECTED, 0, &rng, work + (int64_t)tid * wl);
     }
     if (s) {
         if (g->r) {

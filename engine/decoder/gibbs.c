@@ -221,7 +221,7 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
         ch->loglik[n] = datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b,
                                             (const double *const *)th, mn,
                                             s ? s->fx + (int64_t)tid * s->fx_len : NULL,
-                                            s ? s->fx_off : NULL, expected, &rng,
+                                            s ? s->fx_off : NULL, expected, 1, &rng,
                                             work + (int64_t)tid * wl);
         double q[DATM_GBN_MAX_LAYERS + 2];
         double *cn = ch->c + n * (L + 2), *pn = ch->p + n * (L + 2);
