@@ -116,8 +116,12 @@ curve_gap() {
 for g in 128 128-64 128-64-32; do
     runs=()
     for m in whai wai iwhai ghai; do done_run "${m}_$g" && runs+=("$OUT/${m}_$g"); done
-    [ ${#runs[@]} -ge 2 ] && "$DATM" compare "${runs[@]}" --plot "$OUT/ppl_$g" > /dev/null 2>&1
+    if [ ${#runs[@]} -ge 2 ] && ! "$DATM" compare "${runs[@]}" --plot "$OUT/ppl_$g" > "$OUT/.compare.log" 2>&1; then
+        echo "ablation: warning: the figures of depth $g were not made:" >&2
+        sed 's/^/  /' "$OUT/.compare.log" >&2
+    fi
 done
+rm -f "$OUT/.compare.log"
 
 # ---- the report ----
 MD="$OUT/ablation.md"
