@@ -289,6 +289,9 @@ static double cum_fallback(const double *a, int64_t K, double *cum)
     return (double)K;
 }
 
+/* Tests set this to 1 to run the portable paths instead of the AVX2 ones. */
+int datm_augment_force_scalar = 0;
+
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
                            int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
                            int64_t *fx, const int64_t *fx_off, int expected, int want_ll,
@@ -303,7 +306,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
     int64_t *defer = (int64_t *)(void *)(work + 8 * mxk + 8);
     int use_avx2 = 0;
 #ifdef AUG_HAVE_AVX2
-    use_avx2 = __builtin_cpu_supports("avx2");
+    use_avx2 = !datm_augment_force_scalar && __builtin_cpu_supports("avx2");
 #endif
     const int group = use_avx2 ? 8 : 4;   /* words whose running sums are made together */
     const int count4 = use_avx2 && g->K[1] % 4 == 0;   /* categorical_cum_count4 at layer 1 */
