@@ -38,6 +38,7 @@ typedef struct sdatm {
     int          standardize;                     /* head_standardize */
     int          head_steps;                      /* head Adam steps per mini-batch */
     int          input_mean;                      /* head_input: 0 sample, 1 mean */
+    double       head_l2;                         /* L2 weight on the MLP weights */
     float       *thmean[DATM_ENC_MAX_LAYERS + 1]; /* (cap, K_l) head input when input_mean */
     /* running training-batch statistics of the head (sdatm_track) */
     int64_t      tr_epoch, tr_bad, tr_docs;
@@ -102,6 +103,13 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
     datm_csr_free(&Xs);
     datm_free(rows);
     return rc;
+}
+
+/* grad += lam * value over parameter view v. */
+static void l2_view(datm_params *p, int v, float lam)
+{
+    const int64_t o = p->views[v].offset, n = datm_params_len(p, v);
+    for (int64_t i = 0; i < n; i++) p->grad[o + i] += lam * p->value[o + i];
 }
 
 /* Running label NLL and error of the head on the training mini-batches (theta and W sampled,
@@ -187,6 +195,13 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
         const double klW = datm_bsm_kl_f32(&s->bs, s->hp.value, s->hp.grad, kls);
         datm_mlp_head_backward_f32(&s->mh, s->hp.value, s->hp.grad, B, th, s->h_cache, s->ds,
                                    s->h_work, j == 0 ? dth : NULL, 0.0f);
+        if (s->head_l2 > 0) {
+            /* (head_l2 / 2) ||W_m||^2 on the MLP weight matrices (not biases, not mu/rho) */
+            const float lam = (float)s->head_l2;
+            for (int l = 0; l < s->mh.L; l++)
+                if (s->mh.per_layer) l2_view(&s->hp, s->mh.v_w1[l], lam);
+            for (int h = 0; h < s->mh.H; h++) l2_view(&s->hp, s->mh.v_w[h], lam);
+        }
         if (j == 0) {
             nll0 = nll;
             klW0 = klW;
@@ -228,6 +243,9 @@ static const datm_param_schema sdatm_extra[] = {
      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "
      "theta) by one draw) or the Weibull means lambda Gamma(1 + 1/k) given the layer above "
      "(label gradient handed to the encoder at the sample: unbiased for the mean's)"},
+    {"head_l2", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
+     "L2 penalty (head_l2 / 2) ||W_m||^2 per document on the MLP weight matrices of the head "
+     "(not in the paper, whose W_m are unregularised point estimates; 0 = none)"},
     {"head_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
      "Adam steps of the classifier per mini-batch (paper: 1, one joint step); each step "
      "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the "
@@ -289,6 +307,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->standardize = datm_config_bool(cfg, "head_standardize");
     s->head_steps = (int)datm_config_int(cfg, "head_steps");
     s->input_mean = !strcmp(datm_config_str(cfg, "head_input"), "mean");
+    s->head_l2 = datm_config_real(cfg, "head_l2");
     s->tr_epoch = -1;
 
     /* classifier head: feature map + Bayesian softmax */
