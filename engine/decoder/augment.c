@@ -262,6 +262,11 @@ static int categorical_cum_count4(datm_rng *r, const double *cum, int k)
     const int n = (int)(_mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1));
     return n < k - 1 ? n : k - 1;
 }
+#else
+static int categorical_cum_count4(datm_rng *r, const double *cum, int k)
+{
+    return categorical_cum(r, cum, k);   /* not used: use_avx2 is 0 */
+}
 #endif
 
 static double cum_fallback_f(const float *a, int64_t K, double *cum)
