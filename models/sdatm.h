@@ -19,7 +19,8 @@
  * Weibull means lambda Gamma(1 + 1/k) instead of the sample (the label gradient still enters
  * the encoder at the sample, an unbiased estimate of the gradient through the mean), and
  * head_steps > 1 takes that many head steps per mini-batch (the label gradient on theta is the
- * first step's); measured in results/classification/notes.md.
+ * first step's); head_l2 > 0 puts an L2 penalty on the MLP weights; measured in
+ * results/classification/notes.md.
  * At the first supervised iteration the head's input standardisation is fixed from the
  * training documents' posterior-mean theta (head_standardize; not in the paper, which feeds
  * theta as is: with theta ~ 100 per topic on MNIST the linear head did not train, ~60% error).
