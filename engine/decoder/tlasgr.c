@@ -503,8 +503,10 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     int64_t maxR = 1;
     for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
     const int T = omp_get_max_threads();
-    /* per thread: noise (TL_W, TL_CH), the new block (maxR, TL_W), its counts (maxR, TL_W) */
-    const int64_t per = TL_W * TL_CH + 2 * TL_W * maxR;
+    /* per thread: noise (TL_W, TL_CH) and the new block (maxR, TL_W); a fused block's
+     * counts (block_reduce) share the new block's rows: row v of the counts is read just
+     * before row v of the new block is written over it (a smaller working set in L2) */
+    const int64_t per = TL_W * TL_CH + TL_W * maxR;
     double *buf = datm_alloc_array((size_t)(T * per), sizeof(double), err);
     if (!buf) return err->code;
 
@@ -530,7 +532,7 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         while (bk >= first_blk[l + 1]) l++;
         const tl_layer *ly = &Lr[l];
         double *z = buf + (int64_t)omp_get_thread_num() * per, *nw = z + TL_W * TL_CH;
-        double *ab = nw + TL_W * maxR;
+        double *ab = nw;
         const int64_t k0 = (bk - first_blk[l]) * TL_W;
         const int w = (int)(ly->C - k0 < TL_W ? ly->C - k0 : TL_W);
         unsigned ok;
