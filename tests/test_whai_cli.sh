@@ -68,5 +68,8 @@ check "[ \"\$(h5dump -d /theta_1 -d /theta_2 '$tmp/a.h5' | tail -n +2)\" = \"\$(
 check "[ $rc = 2 ]" "missing arguments must exit 2 (got $rc)"
 "$datm" infer "$tmp/run" "$docs" -o "$tmp/x.txt" > /dev/null 2>&1; rc=$?
 check "[ $rc = 2 ]" "-o without .h5/.csv must exit 2 (got $rc)"
+"$datm" infer "$tmp/run" "$docs" -o "$tmp/t0.h5" --threads 0 2> "$tmp/t0.err"; rc=$?
+check "[ $rc = 2 ] && grep -q -- '--threads' '$tmp/t0.err' && [ ! -e '$tmp/t0.h5' ]" \
+      "--threads 0 must exit 2 naming the option, writing nothing (got $rc)"
 "$datm" infer --help | grep -q usage; check "[ $? = 0 ]" "--help"
 exit $fail

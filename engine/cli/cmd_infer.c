@@ -8,6 +8,7 @@
  * run, docs, samples, seed, variant, seconds. OUT.csv: a header line then one row per
  * document: doc (1-based, as in the docword file), then theta_<l>_<k> for every layer and
  * unit, numbers with %.9g. */
+#include <cblas.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ static void usage(FILE *f)
         "  --seed N      seed of the draws (default 1)\n"
         "  --layer l     only layer l (default: all layers)\n"
         "  --normalize   divide each document's theta of a layer by its sum (topic proportions)\n"
-        "  --threads N   OpenMP threads (default: all)\n"
+        "  --threads N   OpenMP and OpenBLAS threads (default: all)\n"
         "  --quiet       no progress messages\n");
 }
 
@@ -110,8 +111,16 @@ int datm_cmd_infer(int argc, char **argv)
         else if (!strcmp(a, "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--layer") && i + 1 < argc) layer = atoi(argv[++i]);
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            int n = atoi(argv[++i]);
-            if (n > 0) omp_set_num_threads(n);
+            char *end = NULL;
+            long n = strtol(argv[++i], &end, 10);
+            if (!end || *end || n < 1 || n > 4096) {
+                fprintf(stderr, "datm infer: --threads needs a positive integer, got '%s'\n",
+                        argv[i]);
+                return DATM_EXIT_USAGE;
+            }
+            /* OpenBLAS keeps its own pool apart from OpenMP's (as in datm run) */
+            omp_set_num_threads((int)n);
+            openblas_set_num_threads((int)n);
         }
         else if (!strcmp(a, "--normalize")) normalize = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
