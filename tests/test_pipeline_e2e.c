@@ -21,6 +21,7 @@
 #include "io/h5.h"
 #include "io/results_layout.h"
 #include "pipeline/pipeline.h"
+#include "pipeline_testutil.h"
 
 static int fails;
 #define CHECK(c)                                                                   \
@@ -28,45 +29,17 @@ static int fails;
         if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); fails++; } \
     } while (0)
 
+/* The spec with the overrides ov[0..nov) and no figures, into dir. */
 static int run_spec(const char *text, const char *const *ov, int nov, const char *dir)
 {
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-    datm_spec s;
-    datm_error err = {0};
     const char *all[16];
-    char o[600];
-    snprintf(o, sizeof o, "output.dir=%s", dir);
     int n = 0;
-    for (int i = 0; i < nov; i++) all[n++] = ov[i];
-    all[n++] = o;
+    for (int i = 0; i < nov && n < 15; i++) all[n++] = ov[i];
     all[n++] = "output.figures=false";
-    if (datm_spec_load_text(text, "e2e.yaml", all, n, &cat, &s, &err)) {
-        fprintf(stderr, "spec: %s\n", err.msg);
-        return 1;
-    }
-    datm_run_opts opts;
-    memset(&opts, 0, sizeof opts);
-    opts.run_dir = dir;
-    int rc = datm_run(&s, &opts, &err);
-    if (rc) fprintf(stderr, "run: %s\n", err.msg);
-    datm_spec_free(&s);
-    return rc;
+    return pt_run_spec(text, "e2e.yaml", all, n, dir);
 }
 
-static double read_metric(const char *dir, const char *name)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/result.h5", dir);
-    datm_h5 *f = NULL, *g = NULL;
-    datm_error err = {0};
-    double v = NAN;
-    if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, DATM_GRP_METRICS, 0, &g, &err) ||
-        datm_h5_read_scalar(g, name, &v, &err))
-        fprintf(stderr, "%s\n", err.msg);
-    datm_h5_close(&g);
-    datm_h5_close(&f);
-    return v;
-}
+#define read_metric pt_read_metric
 
 /* Independent reference: Dirichlet-smoothed unigram perplexity of y. */
 static double unigram_ppl(const datm_csr *train, const datm_csr *y, double alpha)

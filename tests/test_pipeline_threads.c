@@ -18,6 +18,7 @@
 #include "io/h5.h"
 #include "io/results_layout.h"
 #include "pipeline/pipeline.h"
+#include "pipeline_testutil.h"
 
 static int fails;
 #define CHECK(c)                                                                   \
@@ -34,40 +35,13 @@ static const char *SPEC =
 
 static int run_spec(const char *threads, const char *dir)
 {
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-    datm_spec s;
-    datm_error err = {0};
-    char o[600], t[64];
-    snprintf(o, sizeof o, "output.dir=%s", dir);
+    char t[64];
     snprintf(t, sizeof t, "threads=%s", threads);
-    const char *ov[2] = {o, t};
-    if (datm_spec_load_text(SPEC, "threads.yaml", ov, 2, &cat, &s, &err)) {
-        fprintf(stderr, "spec: %s\n", err.msg);
-        return 1;
-    }
-    datm_run_opts opts;
-    memset(&opts, 0, sizeof opts);
-    opts.run_dir = dir;
-    int rc = datm_run(&s, &opts, &err);
-    if (rc) fprintf(stderr, "run: %s\n", err.msg);
-    datm_spec_free(&s);
-    return rc;
+    const char *ov[1] = {t};
+    return pt_run_spec(SPEC, "threads.yaml", ov, 1, dir);
 }
 
-static double read_metric(const char *dir, const char *name)
-{
-    char path[600];
-    snprintf(path, sizeof path, "%s/result.h5", dir);
-    datm_h5 *f = NULL, *g = NULL;
-    datm_error err = {0};
-    double v = NAN;
-    if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, DATM_GRP_METRICS, 0, &g, &err) ||
-        datm_h5_read_scalar(g, name, &v, &err))
-        fprintf(stderr, "%s\n", err.msg);
-    datm_h5_close(&g);
-    datm_h5_close(&f);
-    return v;
-}
+#define read_metric pt_read_metric
 
 int main(void)
 {
