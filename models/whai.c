@@ -119,6 +119,16 @@ const datm_param_schema datm_whai_schema[] = {
      "Adam steps on the encoder per mini-batch before theta is sampled (paper: 1)"},
     {"aug_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
      "theta fed to the upward augmentation: one encoder sample (paper Alg. 1) or its mean"},
+    {"aug_samples", DATM_PARAM_INT, "1", 1, 1000, NULL,
+     "encoder samples of theta per document augmented per mini-batch; TLASGR gets their "
+     "average counts (paper Alg. 1: 1). Not in the paper"},
+    {"aug_gibbs_burn", DATM_PARAM_INT, "0", 0, 1000, NULL,
+     "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) "
+     "started from the encoder's theta and discarded before the counts are collected "
+     "(0 = off, paper Alg. 1). Not in the paper"},
+    {"aug_gibbs_collect", DATM_PARAM_INT, "0", 0, 1000, NULL,
+     "with Gibbs refinement: sweeps whose augmented counts TLASGR averages (0 = off; needs "
+     "aug_samples = 1)"},
     {"eval_globals", DATM_PARAM_CHOICE, "chain", NOB, "chain|fixed",
      "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, "
      "averaging over Phi samples (paper: samples collected after burn-in); fixed: current "
@@ -207,24 +217,49 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
                                   (long long)bad);
     }
     /* 2. theta with the updated encoder (eq. posterior-completely): a sample (paper), or
-     * the posterior mean (aug_theta = mean) */
-    nz.index = step * 4 + 1;
-    rc = datm_encoder_forward(m->enc, c->params, m->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE,
-                              X, phi_f(c), NULL, NULL, &nz, m->ws, NULL, err);
-    if (rc) return rc;
-    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
-    for (int l = 1; l <= L; l++) {
-        const float *src = m->ws->theta[l];
-        double *dst = m->theta_d[l];
-        for (int64_t i = 0, n = B * m->K[l]; i < n; i++) dst[i] = src[i];
-        thd[l] = dst;
-    }
-    /* 3. upward augmentation (with learn_r also the top-layer CRT tables) and TLASGR on every
-     * Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
-    if (m->phi_fixed) return DATM_OK;
+     * the posterior mean (aug_theta = mean); then 3. the upward augmentation (with learn_r
+     * also the top-layer CRT tables) into the stats. With aug_samples > 1, several samples
+     * whose counts TLASGR averages (noise streams after the first are new ones). */
     datm_gbn_stats_reset(c->stats);
-    datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids};
-    rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
+    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    for (int64_t a = 0; a < m->aug_samples && !rc; a++) {
+        nz.index = a == 0 ? step * 4 + 1 : ((uint64_t)2 << 40) + step * 64 + (uint64_t)a;
+        rc = datm_encoder_forward(m->enc, c->params,
+                                  m->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE, X, phi_f(c),
+                                  NULL, NULL, &nz, m->ws, NULL, err);
+        if (rc) return rc;
+        for (int l = 1; l <= L; l++) {
+            const float *src = m->ws->theta[l];
+            double *dst = m->theta_d[l];
+            for (int64_t i = 0, n = B * m->K[l]; i < n; i++) dst[i] = src[i];
+            thd[l] = dst;
+        }
+        if (m->phi_fixed) return DATM_OK;
+        datm_gbn_key key = {seed, purpose, a == 0 ? step * 4 + 2
+                                                  : ((uint64_t)3 << 40) + step * 64 + (uint64_t)a,
+                            doc_ids};
+        if (m->aug_collect == 0)
+            rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
+    }
+    /* semi-amortised variant (not in the paper): the encoder's theta starts a short
+     * upward-downward Gibbs chain of the WHAI model (c_n = 1, reference-notes 1.9) under the
+     * current globals; the counts of its last aug_collect sweeps go to TLASGR, as the local
+     * chain of DLDA-TLASGR does. The encoder is still trained on the ELBO only. */
+    if (!rc && m->aug_collect > 0) {
+        datm_gbn_chain *g = m->gchain;
+        datm_gbn_chain_init(g, B);
+        for (int l = 1; l <= L; l++)
+            memcpy(g->theta[l], thd[l], (size_t)(B * m->K[l]) * sizeof(double));
+        datm_gbn_sweep_opts so = {INT64_MAX, m->count_mode};
+        for (int64_t w = 0; w < m->aug_burn + m->aug_collect && !rc; w++) {
+            datm_gbn_key key = {seed, purpose, ((uint64_t)4 << 40) + step * 1024 + (uint64_t)w,
+                                doc_ids};
+            rc = datm_gbn_chain_sweep(c->gbn, X, g, &key, &so,
+                                      w >= m->aug_burn ? c->stats : NULL, err);
+        }
+    }
+    if (rc) return rc;
+    /* 3. TLASGR on every Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     const double rho = (double)m->N / (double)B;
     if (!rc && m->pre_tlasgr) rc = m->pre_tlasgr(m->pre_tlasgr_user, c, rho, err);
     if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
@@ -485,6 +520,7 @@ void whai_destroy(datm_model *mm)
     datm_encoder_destroy(&m->enc);
     for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
     datm_free(m->r_f);
+    datm_gbn_chain_destroy(&m->gchain);
     datm_free(m);
 }
 
@@ -593,6 +629,9 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->eval_theta_sample = !strcmp(datm_config_str(cfg, "eval_theta"), "sample") ? 1 : 0;
     m->encoder_steps = datm_config_int(cfg, "encoder_steps");
     m->aug_mean = !strcmp(datm_config_str(cfg, "aug_theta"), "mean");
+    m->aug_samples = datm_config_int(cfg, "aug_samples");
+    m->aug_burn = datm_config_int(cfg, "aug_gibbs_burn");
+    m->aug_collect = datm_config_int(cfg, "aug_gibbs_collect");
     int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
     if (!rc) {
         const double *ws;
@@ -676,6 +715,14 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         m->ch.adam.clip = datm_config_real(cfg, "grad_clip");
     }
     if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
+    if (!rc && m->aug_burn > 0 && m->aug_collect == 0)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.aug_gibbs_burn needs aug_gibbs_collect "
+                            ">= 1 (the sweeps whose counts are used)");
+    if (!rc && m->aug_collect > 0 && m->aug_samples > 1)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.aug_samples > 1 and aug_gibbs_collect "
+                            "> 0 cannot be combined: the Gibbs chain starts from one sample");
+    if (!rc && m->aug_collect > 0)
+        rc = datm_gbn_chain_create(m->ch.gbn, m->B, &m->gchain, err);
     if (!rc && m->learn_r && !(m->r_f = datm_alloc_array((size_t)m->K[L], sizeof(float), err)))
         rc = DATM_E_NOMEM;
     for (int l = 1; l <= L && !rc; l++) {

@@ -61,6 +61,9 @@ typedef struct whai_model {
     int              eval_theta_sample;            /* 1: one encoder draw per evaluation draw; 0: mean */
     int64_t          encoder_steps;                /* Adam steps per mini-batch (paper: 1) */
     int              aug_mean;                     /* augmentation from the mean theta */
+    int64_t          aug_samples;                  /* encoder samples augmented per batch */
+    int64_t          aug_burn, aug_collect;        /* Gibbs refinement sweeps (0: off) */
+    datm_gbn_chain  *gchain;                       /* (B docs) scratch of the refinement */
     whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
     void            *extra_user;
     whai_pre_tlasgr_fn pre_tlasgr;                 /* NULL, or the hook above */
