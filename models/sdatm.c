@@ -8,9 +8,11 @@
 #include <math.h>
 #include <string.h>
 
+#include "eval/classify.h"
 #include "io/h5.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
+#include "sdatm_val.h"
 #include "whai.h"
 
 #define SDATM_W_STREAM UINT64_C(0x5DA7)   /* index2 of the W-noise streams */
@@ -43,6 +45,17 @@ typedef struct sdatm {
     /* running training-batch statistics of the head (sdatm_track) */
     int64_t      tr_epoch, tr_bad, tr_docs;
     double       tr_nll;
+    /* early stopping on a validation split (val_fraction > 0; sdatm_val.h) */
+    sdatm_val    val;
+    int64_t      val_every, total_iters;
+    datm_csr     Xval;                            /* (n_val, V) validation documents */
+    int32_t     *yval, *val_pred;                 /* (n_val) labels, predictions */
+    float       *val_probs;                       /* (n_val, C) */
+    int64_t     *keep, *keep_ids;                 /* (cap) rows / ids of a filtered batch */
+    int32_t     *keep_lab;                        /* (cap) */
+    float       *best_enc, *best_head;            /* snapshot of the best check: encoder, head */
+    datm_gbn    *best_gbn;                        /* ... and decoder (Phi, M, counters) */
+    datm_train_stats last_st;                     /* reported after an early stop */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -63,6 +76,12 @@ void sdatm_destroy(datm_model *m)
         datm_free(s->dtheta[l]);
         datm_free(s->thmean[l]);
     }
+    sdatm_val_free(&s->val);
+    datm_csr_free(&s->Xval);
+    datm_free(s->yval); datm_free(s->val_pred); datm_free(s->val_probs);
+    datm_free(s->keep); datm_free(s->keep_ids); datm_free(s->keep_lab);
+    datm_free(s->best_enc); datm_free(s->best_head);
+    datm_gbn_destroy(&s->best_gbn);
     datm_free(s);
 }
 
@@ -79,16 +98,17 @@ static double ramp(int64_t iteration, int64_t first, int64_t epochs, int64_t bpe
 #define SDATM_NORM_DOCS 20000   /* documents behind the head's input standardisation */
 
 /* The head's input standardisation (nn/mlp_head.h): mean and sd of the transformed
- * posterior-mean theta of (at most SDATM_NORM_DOCS evenly spaced) training documents. */
+ * posterior-mean theta of (at most SDATM_NORM_DOCS evenly spaced) training documents (those
+ * that train: validation documents are left out). */
 static int sdatm_set_norm(sdatm *s, datm_error *err)
 {
     const datm_csr *X = s->w->train;
     if (!X) return datm_error_set(err, DATM_E_INVALID, "%s: no training set for head_standardize",
                                   s->base.ops->name);
-    const int64_t N = X->n_rows, n = DATM_MIN(N, SDATM_NORM_DOCS);
+    const int64_t N = s->val.n ? s->val.N - s->val.n : X->n_rows, n = DATM_MIN(N, SDATM_NORM_DOCS);
     int64_t *rows = datm_alloc_array((size_t)DATM_MAX(n, 1), sizeof(int64_t), err);
     if (!rows) return DATM_E_NOMEM;
-    for (int64_t i = 0; i < n; i++) rows[i] = i * N / n;
+    for (int64_t i = 0; i < n; i++) rows[i] = s->val.n ? s->val.fit_rows[i * N / n] : i * N / n;
     datm_csr Xs = {0};
     float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
     int rc = datm_csr_select_rows(X, rows, n, &Xs, err);
@@ -258,6 +278,17 @@ static const datm_param_schema sdatm_extra[] = {
     {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"},
     {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,
      "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"},
+    {"val_fraction", DATM_PARAM_REAL, "0", 0, 0.5, NULL,
+     "early stopping (not in the paper; 0 = off): this fraction of the training documents, "
+     "drawn per class from the run's seed, is held out of training, and the supervised phase "
+     "keeps the state (encoder, decoder, head) with the lowest validation error of the "
+     "prediction at the posterior means"},
+    {"val_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
+     "supervised epochs between validation checks (val_fraction > 0); the last iteration is "
+     "always checked, and the best checked state is restored at the end"},
+    {"val_patience", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "checks without a new best validation error after which the best state is restored and "
+     "the rest of the run's iterations are skipped (0 = train every epoch)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra)
@@ -309,6 +340,30 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->input_mean = !strcmp(datm_config_str(cfg, "head_input"), "mean");
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->tr_epoch = -1;
+    s->val_every = datm_config_int(cfg, "val_every");
+    s->total_iters = info->total_iters;
+    rc = sdatm_val_split(&s->val, info->train_labels, info->n_train, s->C,
+                         datm_config_real(cfg, "val_fraction"), datm_config_int(cfg, "val_patience"),
+                         info->seed, err);
+    if (!rc && s->val.n) {
+        /* held-out documents do not train: TLASGR's rho = N / B and KL(W) / N count the rest */
+        s->w->N = s->N = s->val.N - s->val.n;
+        rc = datm_csr_select_rows(info->train, s->val.rows, s->val.n, &s->Xval, err);
+        s->yval = rc ? NULL : datm_alloc_array((size_t)s->val.n, sizeof(int32_t), err);
+        s->val_pred = rc ? NULL : datm_alloc_array((size_t)s->val.n, sizeof(int32_t), err);
+        s->val_probs = rc ? NULL : datm_alloc_array((size_t)(s->val.n * s->C), sizeof(float), err);
+        s->keep = rc ? NULL : datm_alloc_array((size_t)s->cap, sizeof(int64_t), err);
+        s->keep_ids = rc ? NULL : datm_alloc_array((size_t)s->cap, sizeof(int64_t), err);
+        s->keep_lab = rc ? NULL : datm_alloc_array((size_t)s->cap, sizeof(int32_t), err);
+        if (!rc && (!s->yval || !s->val_pred || !s->val_probs || !s->keep || !s->keep_ids ||
+                    !s->keep_lab))
+            rc = DATM_E_NOMEM;
+        for (int64_t i = 0; !rc && i < s->val.n; i++) s->yval[i] = info->train_labels[s->val.rows[i]];
+        if (!rc)
+            datm_info("%s: early stopping on %lld validation documents (model.val_fraction %g, "
+                      "stratified by class), %lld train", ops->name, (long long)s->val.n,
+                      datm_config_real(cfg, "val_fraction"), (long long)s->N);
+    }
 
     /* classifier head: feature map + Bayesian softmax */
     const int L = s->L;
@@ -371,10 +426,109 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
 
 /* ---- WHAI's operations on the inner model ---- */
 
+static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int nsamples,
+                        float *probs, int verbose, datm_error *err);
+
+/* The best state so far (what prediction reads: encoder weights, decoder, head) -> snapshot. */
+static int snapshot_take(sdatm *s, datm_error *err)
+{
+    const datm_gbn *g = s->w->ch.gbn;
+    const int64_t ne = s->w->enc->params.size;
+    if (!s->best_enc) {
+        s->best_enc = datm_alloc_array((size_t)ne, sizeof(float), err);
+        s->best_head = datm_alloc_array((size_t)s->hp.size, sizeof(float), err);
+        if (!s->best_enc || !s->best_head) return DATM_E_NOMEM;
+        int rc = datm_gbn_create(g->L, g->K, &g->o, 0, &s->best_gbn, err);
+        if (rc) return rc;
+    }
+    memcpy(s->best_enc, s->w->ch.params, (size_t)ne * sizeof(float));
+    memcpy(s->best_head, s->hp.value, (size_t)s->hp.size * sizeof(float));
+    datm_gbn_copy(s->best_gbn, g);
+    return DATM_OK;
+}
+
+/* Snapshot -> model (optimiser moments are left as they are: training does not go on). */
+static void snapshot_restore(sdatm *s)
+{
+    if (!s->best_enc) return;
+    memcpy(s->w->ch.params, s->best_enc, (size_t)s->w->enc->params.size * sizeof(float));
+    memcpy(s->hp.value, s->best_head, (size_t)s->hp.size * sizeof(float));
+    datm_gbn_copy(s->w->ch.gbn, s->best_gbn);
+}
+
+/* A validation check after 1-based epoch `epoch`: error of the prediction at the posterior
+ * means on the held-out documents; keeps the best state; on a stop or at the run's last
+ * iteration, puts the best state back. */
+static int sdatm_val_check(sdatm *s, const datm_train_ctx *ctx, int64_t epoch, int last,
+                           datm_error *err)
+{
+    const char *name = s->base.ops->name;
+    int rc = predict_impl(s, &s->Xval, ctx->seed, 0, s->val_probs, 0, err);
+    if (rc) return rc;
+    datm_argmax_rows(s->val_probs, s->val.n, (int)s->C, s->val_pred);
+    const double e = datm_error_rate(s->yval, s->val_pred, s->val.n);
+    sdatm_val_verdict v;
+    rc = sdatm_val_record(&s->val, epoch, e, &v, err);
+    if (!rc && v == SDATM_VAL_BEST) rc = snapshot_take(s, err);
+    if (rc) return rc;
+    const int64_t bi = s->val.best;
+    datm_info("%s epoch %lld: validation error %.9g (%lld documents), best %.9g at epoch %lld",
+              name, (long long)epoch, e, (long long)s->val.n, s->val.error[bi],
+              (long long)s->val.epoch[bi]);
+    if (v == SDATM_VAL_STOP || (last && v != SDATM_VAL_BEST)) {
+        snapshot_restore(s);
+        datm_info("%s: restored the state of epoch %lld (validation error %.9g)", name,
+                  (long long)s->val.epoch[bi], s->val.error[bi]);
+    }
+    if (v == SDATM_VAL_STOP && !last) {
+        s->val.stopped_epoch = epoch;
+        datm_info("%s: early stop after epoch %lld (%lld checks without a better validation "
+                  "error); the remaining %lld iterations do not train", name, (long long)epoch,
+                  (long long)s->val.patience, (long long)(s->total_iters - ctx->iteration));
+    }
+    return DATM_OK;
+}
+
 int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
                       datm_train_stats *st, datm_error *err)
 {
-    return whai_train_batch(&S(m)->w->base, b, ctx, st, err);
+    sdatm *s = S(m);
+    if (!s->val.n) return whai_train_batch(&s->w->base, b, ctx, st, err);
+    if (s->val.stopped_epoch) {
+        /* early-stopped: the restored best state stays; the engine's curves repeat the last
+         * trained batch's statistics */
+        *st = s->last_st;
+        return DATM_OK;
+    }
+    /* validation documents never train (neither the topic model nor the head) */
+    const int64_t B = b->X->n_rows;
+    int64_t nk = 0;
+    for (int64_t i = 0; i < B; i++)
+        if (!s->val.is_val[b->doc_ids[i]]) s->keep[nk++] = i;
+    int rc = DATM_OK;
+    if (nk == B) {
+        rc = whai_train_batch(&s->w->base, b, ctx, st, err);
+    } else if (nk > 0) {
+        datm_csr Xk = {0};
+        rc = datm_csr_select_rows(b->X, s->keep, nk, &Xk, err);
+        for (int64_t i = 0; i < nk; i++) {
+            s->keep_ids[i] = b->doc_ids[s->keep[i]];
+            if (b->labels) s->keep_lab[i] = b->labels[s->keep[i]];
+        }
+        const datm_batch bk = {&Xk, s->keep_ids, b->labels ? s->keep_lab : NULL};
+        if (!rc) rc = whai_train_batch(&s->w->base, &bk, ctx, st, err);
+        datm_csr_free(&Xk);
+    } else {
+        *st = s->last_st;   /* a mini-batch of validation documents only: nothing trains */
+    }
+    if (rc) return rc;
+    s->last_st = *st;
+    const int64_t epoch = ctx->epoch + 1, sup = epoch - s->unsup_epochs;
+    const int last = ctx->iteration == s->total_iters;
+    const int epoch_end = s->bpe > 0 && ctx->iteration % s->bpe == 0;
+    if (sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
+        rc = sdatm_val_check(s, ctx, epoch, last, err);
+    return rc;
 }
 
 int sdatm_eval_begin(datm_model *m, const datm_csr *obs, uint64_t seed, void **state,
@@ -428,7 +582,13 @@ static void free_layers(const sdatm *s, float **theta)
 int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int nsamples,
                   float *probs, datm_error *err)
 {
-    const sdatm *s = CS(m);
+    return predict_impl(CS(m), docs, seed, nsamples, probs, 1, err);
+}
+
+/* sdatm_predict; verbose 0 for the validation checks (no log line). */
+static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int nsamples,
+                        float *probs, int verbose, datm_error *err)
+{
     const int64_t N = docs->n_rows, C = s->C, RC = s->bs.R * C;
     const int draws = nsamples > 0 ? nsamples : 1;
     const int64_t chunk = SDATM_PRED_CHUNK;
@@ -467,8 +627,9 @@ int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int 
         const float inv = 1.0f / (float)draws;
         for (int64_t i = 0; i < N * C; i++) probs[i] *= inv;
         const double dt = datm_time_now() - t0;
-        datm_info("%s predict: %lld documents x %d draws in %.3g s (%.3g s per document)",
-                  s->base.ops->name, (long long)N, draws, dt, N ? dt / (double)N : 0.0);
+        if (verbose)
+            datm_info("%s predict: %lld documents x %d draws in %.3g s (%.3g s per document)",
+                      s->base.ops->name, (long long)N, draws, dt, N ? dt / (double)N : 0.0);
     }
     datm_encoder_cache_destroy(&ec);
     free_layers(s, th);
@@ -498,6 +659,7 @@ int sdatm_save(const datm_model *m, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_write_f32(gh, "adam_v", s->adam.v, 1, n, err);
     if (!rc) rc = datm_h5_write_scalar(gh, "adam_t", (double)s->adam.t, err);
     datm_h5_close(&gh);
+    if (!rc && s->val.n) rc = sdatm_val_save(&s->val, g, err);
     return rc;
 }
 
@@ -520,5 +682,7 @@ int sdatm_load(datm_model *m, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_read_scalar(gh, "adam_t", &t, err);
     if (!rc) s->adam.t = (int64_t)t;
     datm_h5_close(&gh);
+    if (!rc && s->val.n) rc = sdatm_val_load(&s->val, g, err);
+    if (!rc && s->val.n && s->val.stopped_epoch) rc = snapshot_take(s, err);
     return rc;
 }

@@ -29,6 +29,13 @@
  * epochs from the start of the supervised phase (Sonderby et al., paper section IV-B).
  * Prediction (paper eq. prediction): p(y | x) averaged over nsamples joint draws of
  * (theta ~ q(theta | x), W ~ q(W)).
+ * Early stopping (val_fraction > 0; not in the paper; models/sdatm_val.h): a stratified,
+ * seeded part of the training documents never trains (filtered out of every mini-batch); every
+ * val_every supervised epochs and at the run's last iteration the prediction at the posterior
+ * means is scored on it, the best state (encoder weights, decoder, head) is kept in memory and
+ * put back at the end, or after val_patience checks without improvement, after which
+ * train_batch does nothing. The curve is saved under early_stopping/ in the model group.
+ * With val_fraction > 0 do not use eval_globals chain (its batches draw from all rows).
  *
  * The paper's unsupervised "DATM" baseline of Tables 3-4 is not a mode of this file: run the
  * variant whai with the same keys; `datm run` then fits the logistic regression on its theta
