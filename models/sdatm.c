@@ -48,6 +48,7 @@ typedef struct sdatm {
     /* early stopping on a validation split (val_fraction > 0; sdatm_val.h) */
     sdatm_val    val;
     int64_t      val_every, total_iters;
+    int64_t      norm_every;                      /* head_norm_every (epochs; 0 = fixed) */
     datm_csr     Xval;                            /* (n_val, V) validation documents */
     int32_t     *yval, *val_pred;                 /* (n_val) labels, predictions */
     float       *val_probs;                       /* (n_val, C) */
@@ -122,6 +123,71 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
     for (int l = 1; l <= s->L; l++) datm_free(th[l]);
     datm_csr_free(&Xs);
     datm_free(rows);
+    return rc;
+}
+
+/* Rows j of the (n_rows, n_cols) matrix W with a bias row/vector b (NULL: none) rewritten so
+ * that W^T t + b keeps its value when the input t_j = a_j t'_j + c_j is replaced by t'_j:
+ * b += sum_j c_j W[j, :], W[j, :] *= a_j. Adam moments of W follow the rescaling (the
+ * gradient of a_j W[j, :] is 1/a_j that of W[j, :]). */
+static void refold_rows(float *W, float *b, int64_t n_rows, int64_t n_cols, const float *a,
+                        const float *c, float *m, float *v)
+{
+    for (int64_t j = 0; j < n_rows; j++) {
+        float *w = W + j * n_cols;
+        for (int64_t k = 0; b && k < n_cols; k++) b[k] += c[j] * w[k];
+        for (int64_t k = 0; k < n_cols; k++) {
+            w[k] *= a[j];
+            m[j * n_cols + k] /= a[j];
+            v[j * n_cols + k] /= a[j] * a[j];
+        }
+    }
+}
+
+int sdatm_head_norm_refresh(datm_model *m, datm_error *err)
+{
+    sdatm *s = S(m);
+    datm_mlp_head *h = &s->mh;
+    const int64_t S_ = h->S;
+    float *blk = s->hp.value;
+    float *old = datm_alloc_array((size_t)(2 * S_), sizeof(float), err);
+    float *a = datm_alloc_array((size_t)(2 * S_), sizeof(float), err);
+    if (!old || !a) { datm_free(old); datm_free(a); return DATM_E_NOMEM; }
+    memcpy(old, blk + h->o_shift, (size_t)S_ * sizeof(float));
+    memcpy(old + S_, blk + h->o_scale, (size_t)S_ * sizeof(float));
+    int rc = sdatm_set_norm(s, err);
+    if (!rc) {
+        /* t_old = (x - shift) scale = a t_new + c, a = scale / scale', c = (shift' - shift) scale */
+        float *c = a + S_;
+        const float *sh = blk + h->o_shift, *sc = blk + h->o_scale;
+        for (int64_t j = 0; j < S_; j++) {
+            a[j] = old[S_ + j] / sc[j];
+            c[j] = (sh[j] - old[j]) * old[S_ + j];
+        }
+        float *am = s->adam.m, *av = s->adam.v;
+        if (h->per_layer) {
+            for (int l = 0; l < h->L; l++) {
+                const int64_t K = h->k[l], o = h->k_off[l], w = h->o_w1[l];
+                refold_rows(blk + w, blk + h->o_b1[l], K, K, a + o, c + o, am + w, av + w);
+            }
+        } else if (h->H > 0) {
+            const int64_t w = h->o_w[0];
+            refold_rows(blk + w, blk + h->o_b[0], S_, h->a[0], a, c, am + w, av + w);
+        } else {
+            /* the Bayesian softmax reads t: its means as above (bias row D = S), and its
+             * posterior sds scale with them, sigma' = a sigma (rho = softplus^-1(sigma)) */
+            const int64_t C = s->C, w = s->bs.o_mu;
+            refold_rows(blk + w, s->bs.bias ? blk + w + S_ * C : NULL, S_, C, a, c, am + w, av + w);
+            float *rho = blk + s->bs.o_rho;
+            for (int64_t j = 0; j < S_; j++)
+                for (int64_t k = 0; k < C; k++) {
+                    const double sg = a[j] * log1p(exp((double)rho[j * C + k]));
+                    rho[j * C + k] = (float)(sg > 20 ? sg : log(expm1(fmax(sg, 1e-30))));
+                }
+        }
+    }
+    datm_free(old);
+    datm_free(a);
     return rc;
 }
 
@@ -271,6 +337,11 @@ static const datm_param_schema sdatm_extra[] = {
      "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the "
      "first step's. More steps make up for a reduced epoch budget: the paper's 300 "
      "supervised epochs are ~90,000 head steps on MNIST"},
+    {"head_norm_every", DATM_PARAM_INT, "0", 0, 1e6, NULL,
+     "recompute the head's input standardisation every this many supervised epochs (not in "
+     "the paper; 0 = fixed at the first supervised iteration), folding the change into the "
+     "first layer that reads it so the head's function (at the W means) is unchanged: theta "
+     "drifts while the encoder trains (MNIST: feature sds ~3x the fixed ones after 30 epochs)"},
     {"head_bias", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
      "add a (Bayesian) intercept row to the softmax weights"},
     {"w_sigma0", DATM_PARAM_REAL, "0.01", 1e-8, 10, NULL,
@@ -341,6 +412,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->tr_epoch = -1;
     s->val_every = datm_config_int(cfg, "val_every");
+    s->norm_every = datm_config_int(cfg, "head_norm_every");
     s->total_iters = info->total_iters;
     rc = sdatm_val_split(&s->val, info->train_labels, info->n_train, s->C,
                          datm_config_real(cfg, "val_fraction"), datm_config_int(cfg, "val_patience"),
@@ -387,6 +459,13 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
                                       datm_config_bool(cfg, "head_bias"), err);
     if (!rc) rc = datm_params_alloc(&s->hp, err);
+    if (!rc && s->norm_every > 0 && !s->standardize)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
+                            "model.head_standardize true", (long long)s->norm_every);
+    if (!rc && s->norm_every > 0 && !per_layer && H == 0 && !s->bs.bias)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
+                            "model.head_bias true on a linear head (the shift is folded into "
+                            "the intercept)", (long long)s->norm_every);
     if (!rc) {
         datm_rng rng;
         datm_rng_init(&rng, info->seed, DATM_STREAM_INIT, 7000);
@@ -493,7 +572,6 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
                       datm_train_stats *st, datm_error *err)
 {
     sdatm *s = S(m);
-    if (!s->val.n) return whai_train_batch(&s->w->base, b, ctx, st, err);
     if (s->val.stopped_epoch) {
         /* early-stopped: the restored best state stays; the engine's curves repeat the last
          * trained batch's statistics */
@@ -503,8 +581,9 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
     /* validation documents never train (neither the topic model nor the head) */
     const int64_t B = b->X->n_rows;
     int64_t nk = 0;
-    for (int64_t i = 0; i < B; i++)
+    for (int64_t i = 0; s->val.n && i < B; i++)
         if (!s->val.is_val[b->doc_ids[i]]) s->keep[nk++] = i;
+    if (!s->val.n) nk = B;
     int rc = DATM_OK;
     if (nk == B) {
         rc = whai_train_batch(&s->w->base, b, ctx, st, err);
@@ -526,7 +605,9 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
     const int64_t epoch = ctx->epoch + 1, sup = epoch - s->unsup_epochs;
     const int last = ctx->iteration == s->total_iters;
     const int epoch_end = s->bpe > 0 && ctx->iteration % s->bpe == 0;
-    if (sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
+    if (sup >= 1 && epoch_end && !last && s->norm_every > 0 && sup % s->norm_every == 0)
+        rc = sdatm_head_norm_refresh(m, err);
+    if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
         rc = sdatm_val_check(s, ctx, epoch, last, err);
     return rc;
 }

@@ -84,5 +84,11 @@ int  sdatm_n_layers(const datm_model *m);
 int  sdatm_save(const datm_model *m, struct datm_h5 *g, datm_error *err);
 int  sdatm_load(datm_model *m, struct datm_h5 *g, datm_error *err);
 void sdatm_destroy(datm_model *m);
+/* head_norm_every: recomputes the head's input standardisation from the training documents'
+ * current posterior-mean theta and folds the change into the first layer that reads the
+ * standardised features (g_1 maps, else the first hidden layer, else the softmax's means,
+ * intercept and sds), so the head's output at the W means is unchanged; Adam moments of the
+ * rescaled weights follow. Called by train_batch every head_norm_every supervised epochs. */
+int  sdatm_head_norm_refresh(datm_model *m, datm_error *err);
 
 #endif
