@@ -216,24 +216,30 @@ static void ENC(transpose)(int64_t r, int64_t c, const R *src, R *dst)
             for (int64_t i = i0; i < r && i < i0 + 16; i++) dst[j * r + i] = src[i * c + j];
 }
 
-/* Phi(l)^T, l >= 2, into ws (every ws the top-down pass will use; phi changes between calls). */
-static void ENC(make_phiT)(const datm_encoder *e, const R *const *phi, WS *ws)
+/* Phi(l)^T of one layer l >= 2 into ws (phi changes between calls). */
+static void ENC(make_phiT_layer)(const datm_encoder *e, const R *const *phi, WS *ws, int l)
 {
-    for (int l = 2; l <= e->L; l++) {
-        if (phi && phi[l]) ENC(transpose)(e->K[l - 1], e->K[l], phi[l], ws->phiT[l]);
-        else memset(ws->phiT[l], 0, (size_t)(e->K[l] * e->K[l - 1]) * sizeof(R));   /* unused */
-    }
+    if (phi && phi[l]) ENC(transpose)(e->K[l - 1], e->K[l], phi[l], ws->phiT[l]);
+    else memset(ws->phiT[l], 0, (size_t)(e->K[l] * e->K[l - 1]) * sizeof(R));   /* unused */
+}
+
+/* Phi(l)^T, l >= 2, into ws (every ws the top-down pass will use). */
+static inline void ENC(make_phiT)(const datm_encoder *e, const R *const *phi, WS *ws)
+{
+    for (int l = 2; l <= e->L; l++) ENC(make_phiT_layer)(e, phi, ws, l);
 }
 
 /* ---- elementwise kernels (vectorised; VEC_ATTR adds an AVX2 clone in f32) ---- */
-/* cs (K) = column sums of Phi(1) (V, K), v increasing (serial: it runs before the blocks) */
-VEC_ATTR static void ENC(v_colsum)(int64_t V, int64_t K, const R *phi1, R *cs)
+/* cs[j0..j1) = those column sums of Phi(1) (V, K), each over v increasing: any split of the
+ * columns (over threads) gives the same sums. */
+VEC_ATTR static void ENC(v_colsum)(int64_t V, int64_t K, int64_t j0, int64_t j1, const R *phi1,
+                                   R *cs)
 {
-    for (int64_t j = 0; j < K; j++) cs[j] = 0;
+    for (int64_t j = j0; j < j1; j++) cs[j] = 0;
     for (int64_t vv = 0; vv < V; vv++) {
         const R *f = phi1 + vv * K;
 #pragma omp simd
-        for (int64_t j = 0; j < K; j++) cs[j] += f[j];
+        for (int64_t j = j0; j < j1; j++) cs[j] += f[j];
     }
 }
 
@@ -545,47 +551,64 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
     ws->phi = phi;
     ws->top_shape = top_shape;
     for (int l = 1; l <= L; l++) ws->kl_weight[l] = kl_weight ? kl_weight[l] : e->o.kl_weight[l];
-    if (mode == DATM_ENC_TRAIN)   /* sum_v rate_vn = theta_n . colsum */
-        ENC(v_colsum)(e->K[0], e->K[1], phi[1], ws->colsum);
-
-    ENC(make_phiT)(e, phi, ws);
+    const int train = mode == DATM_ENC_TRAIN;
     const int nb = ENC(n_blocks)(B), nt = ENC(n_threads)(nb);
     ws->nb = nb;
+    double kls[DATM_ENC_MAX_LAYERS + 1] = {0};   /* sum of KL(l) over the batch */
     /* BLAS single-threaded: parallelism is over blocks (and OpenBLAS's own threads would
      * change the split of each product, see n_blocks) */
     const int blas = openblas_get_num_threads();
     openblas_set_num_threads(1);
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int b = 0; b < nb; b++) {
-        const int64_t b0 = B * b / nb, b1 = B * (b + 1) / nb;
-        WS s;
-        ENC(ws_slice)(e, ws, b0, b1, &s);
-        datm_encoder_noise ns;
-        const float *fx[DATM_ENC_MAX_LAYERS + 1] = {NULL};
-        if (noise) {
-            ns = ENC(noise_slice)(noise, b0, e);
-            if (noise->fixed) {
-                for (int l = 1; l <= L; l++)
-                    fx[l] = noise->fixed[l] + b0 * e->K[l] * e->o.family->noise_dim;
-                ns.fixed = fx;
+    /* one parallel region: the set-up the blocks share, the blocks, then the KL sums */
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        /* sum_v rate_vn = theta_n . colsum: column sums of Phi(1) in nb column chunks */
+        const int64_t K0 = e->K[0], K1 = e->K[1];
+#pragma omp for schedule(static) nowait
+        for (int c = 0; c < (train ? nb : 0); c++)
+            ENC(v_colsum)(K0, K1, K1 * c / nb, K1 * (c + 1) / nb, phi[1], ws->colsum);
+#pragma omp for schedule(static)
+        for (int l = 2; l <= L; l++) ENC(make_phiT_layer)(e, phi, ws, l);
+        /* (implicit barrier) */
+#pragma omp for schedule(static)
+        for (int b = 0; b < nb; b++) {
+            const int64_t b0 = B * b / nb, b1 = B * (b + 1) / nb;
+            WS s;
+            ENC(ws_slice)(e, ws, b0, b1, &s);
+            datm_encoder_noise ns;
+            const float *fx[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+            if (noise) {
+                ns = ENC(noise_slice)(noise, b0, e);
+                if (noise->fixed) {
+                    for (int l = 1; l <= L; l++)
+                        fx[l] = noise->fixed[l] + b0 * e->K[l] * e->o.family->noise_dim;
+                    ns.fixed = fx;
+                }
             }
+            ENC(upward)(e, params, &s);
+            ENC(topdown)(e, mode, phi, top_shape, noise ? &ns : NULL, &s);
+            if (train) ENC(loglik_rows)(e, phi[1], &s);
         }
-        ENC(upward)(e, params, &s);
-        ENC(topdown)(e, mode, phi, top_shape, noise ? &ns : NULL, &s);
-        if (mode == DATM_ENC_TRAIN) ENC(loglik_rows)(e, phi[1], &s);
+        /* (implicit barrier) each layer's KL sum is one chain over the batch in row order
+         * (latency-bound): the layers' chains run on different threads */
+#pragma omp for schedule(dynamic, 1)
+        for (int l = 1; l <= (train ? L : 0); l++) {
+            double s = 0;
+            const R *kl = ws->kl[l];
+            for (int64_t i = 0, n = B * e->K[l]; i < n; i++) s += kl[i];
+            kls[l] = s;
+        }
     }
     openblas_set_num_threads(blas);
 
-    if (mode == DATM_ENC_TRAIN) {
+    if (train) {
         double ll = 0;
         for (int64_t i = 0; i < B; i++) ll += ws->doc_acc[i];
         double obj = -ll;
         datm_encoder_loss lo;
         memset(&lo, 0, sizeof lo);
         for (int l = 1; l <= L; l++) {
-            double s = 0;
-            const R *kl = ws->kl[l];
-            for (int64_t i = 0, n = B * e->K[l]; i < n; i++) s += kl[i];
+            const double s = kls[l];
             lo.kl[l] = s / (double)B;
             obj += ws->kl_weight[l] * s;
         }
@@ -743,17 +766,23 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
         }
         if (e->params.size > end) memset(grad + end, 0, (size_t)(e->params.size - end) * sizeof(R));
     }
-    /* the weights transposed once for the blocks' dh = dz W^T */
-    for (int l = 1; l <= L; l++) {
-        ENC(transpose)(e->H[l], e->KS[l], params + v[e->iW1[l]].offset, ws->wT1[l]);
-        ENC(transpose)(e->H[l], e->K[l], params + v[e->iW2[l]].offset, ws->wT2[l]);
-        if (l >= 2) ENC(transpose)(e->H[l - 1], e->H[l], params + v[e->iW3[l]].offset, ws->wT3[l]);
-    }
     const int nb = ws->nb > 0 ? ws->nb : 1, nt = ENC(n_threads)(nb);
     const int blas = openblas_get_num_threads();
     openblas_set_num_threads(1);
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
+        /* the weights transposed once for the blocks' dh = dz W^T (one job per matrix) */
+#pragma omp for schedule(dynamic, 1)
+        for (int j = 3; j < 3 * (L + 1); j++) {
+            const int l = j / 3;
+            if (j % 3 == 0)
+                ENC(transpose)(e->H[l], e->KS[l], params + v[e->iW1[l]].offset, ws->wT1[l]);
+            else if (j % 3 == 1)
+                ENC(transpose)(e->H[l], e->K[l], params + v[e->iW2[l]].offset, ws->wT2[l]);
+            else if (l >= 2)
+                ENC(transpose)(e->H[l - 1], e->H[l], params + v[e->iW3[l]].offset, ws->wT3[l]);
+        }
+        /* (implicit barrier) */
 #pragma omp for schedule(static)
         for (int b = 0; b < nb; b++) {
             const int64_t b0 = B * b / nb, b1 = B * (b + 1) / nb;
