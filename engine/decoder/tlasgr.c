@@ -526,7 +526,9 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         bad[l] = -1;
     }
     const int64_t nblk = first_blk[g->L + 1];
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1 && nblk > 1)
+    /* blocks in pairs: the float mirror's rows hold two blocks per 64-byte line (8 floats
+     * each), which one thread then writes alone instead of two at once (false sharing) */
+#pragma omp parallel for num_threads(T) schedule(dynamic, 2) if (T > 1 && nblk > 1)
     for (int64_t bk = 0; bk < nblk; bk++) {
         int l = 1;
         while (bk >= first_blk[l + 1]) l++;

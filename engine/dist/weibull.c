@@ -70,6 +70,15 @@ void datm_weibull_mean_f64(int64_t n, const double *k, const double *lam, double
     for (int64_t i = 0; i < n; i++) mean[i] = datm_weibull_mean(k[i], lam[i]);
 }
 
+/* The float kernels below are long chains of dependent polynomial steps (C11 mode: no FMA
+ * contraction), longer than the out-of-order window covers at 8 lanes; gcc's scheduling
+ * before register allocation interleaves independent steps (the KL with derivatives ~20%
+ * faster). The operations, and so the results, are the same. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("schedule-insns", "sched-pressure")
+#endif
+
 /* ---- fast float kernels ----
  * ln(1 - u) as datm_vlogf(1 - u): the noise u = (2j + 1) 2^-24 of datm_rng_uniform_f makes
  * 1 - u exact, and vlogf is accurate near 1 (z = m - 1 exact), so no log1p (and its
@@ -151,3 +160,7 @@ void datm_weibull_mean_f32(int64_t n, const float *k, const float *lam, float *m
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) mean[i] = lam[i] * datm_vgammaf(1.0f + 1.0f / k[i]);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
