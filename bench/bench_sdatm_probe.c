@@ -6,6 +6,13 @@
  * training vs test error separates an under-trained head from an overfitting one, and the
  * regression shows what a well-fitted classifier gets from the same features.
  * usage: bench_sdatm_probe SPEC.yaml [key=value ...]
+ *        bench_sdatm_probe --eval RUN_DIR [S]   a finished run (its spec.resolved.yaml and
+ *            result.h5): error at the posterior means and with S (50) draws on its early-
+ *            stopping validation documents, on every 10th training document that trained, and
+ *            on the test set (validation vs test separates overfitting from a train/test shift)
+ *        bench_sdatm_probe --drift RUN_DIR      the head's stored input standardisation against
+ *            log1p(posterior-mean theta) of the run's training documents: per feature
+ *            (mean - shift) * scale and sd * scale (0 and 1 when nothing drifted)
  * env: PROBE_EVERY (5), PROBE_S (10; 0 = skip sampled prediction), PROBE_NTR / PROBE_NTE
  * (3000 documents each), PROBE_LR (1: regression at every point, n: every n-th, 0: never),
  * PROBE_FS (draws averaged into the regression's features; 0 = the mean). */
@@ -18,6 +25,7 @@
 #include "eval/classify.h"
 #include "eval/logreg.h"
 #include "data/data.h"
+#include "io/h5.h"
 
 static double err_of(const float *P, const int32_t *y, int64_t n, int C)
 {
@@ -44,9 +52,133 @@ static float *feats(const datm_model *m, const datm_csr *X, int64_t *d)
     return f;
 }
 
+/* A finished run's model, created on its training set (the split of model.val_fraction is
+ * redrawn from the same seed) and loaded from result.h5; *g is its /model group (open). */
+static datm_model *load_run(const char *dir, datm_spec *s, datm_run_data *d, datm_h5 **f,
+                            datm_h5 **g)
+{
+    char path[1200];
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_error err = {0};
+    datm_model *m = NULL;
+    memset(d, 0, sizeof *d);
+    snprintf(path, sizeof path, "%s/spec.resolved.yaml", dir);
+    int rc = datm_spec_load(path, NULL, 0, &cat, s, &err);
+    if (!rc) rc = datm_run_data_load(s, d, &err);
+    if (!rc) {
+        const datm_config *tc = datm_spec_section(s, DATM_SEC_TRAIN);
+        const int64_t N = d->train_X.n_rows, B = datm_config_int(tc, "batch_size");
+        const int64_t E = datm_config_int(tc, "epochs");
+        datm_run_info info = {.n_train = N, .n_vocab = d->train_X.n_cols,
+            .n_classes = d->train.n_classes, .batch_size = B, .epochs = E,
+            .total_iters = (N + B - 1) / B * E,
+            .seed = (uint64_t)datm_config_int(datm_spec_section(s, DATM_SEC_RUN), "seed"),
+            .threads = 1, .train = &d->train_X, .train_labels = d->train_labels,
+            .vocab = d->train.vocab};
+        rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, &m, &err);
+    }
+    snprintf(path, sizeof path, "%s/result.h5", dir);
+    if (!rc) rc = datm_h5_open(path, 0, f, &err);
+    if (!rc) rc = datm_h5_group(*f, "model", 0, g, &err);
+    if (!rc) rc = m->ops->load(m, *g, &err);
+    if (rc) { fprintf(stderr, "%s: %s\n", dir, err.msg); exit(1); }
+    return m;
+}
+
+static double pred_err(const datm_model *m, const datm_csr *X, const int32_t *y, int C, int S)
+{
+    datm_error e = {0};
+    float *P = malloc(sizeof(float) * (size_t)(X->n_rows * C));
+    if (m->ops->predict(m, X, 5, S, P, &e)) { fprintf(stderr, "%s\n", e.msg); exit(1); }
+    double r = err_of(P, y, X->n_rows, C);
+    free(P);
+    return r;
+}
+
+static int eval_run(const char *dir, int S)
+{
+    datm_spec s; datm_run_data d; datm_h5 *f = NULL, *g = NULL, *gv = NULL;
+    datm_model *m = load_run(dir, &s, &d, &f, &g);
+    datm_error err = {0};
+    const int C = d.train.n_classes;
+    const int64_t N = d.train_X.n_rows;
+    if (datm_h5_exists(g, "early_stopping") && !datm_h5_group(g, "early_stopping", 0, &gv, &err)) {
+        int64_t nv = 0, nt = 0;
+        datm_h5_shape(gv, "val_docs", &nv);
+        int64_t *rows = malloc(8 * (size_t)nv), *tr = malloc(8 * (size_t)N);
+        int32_t *y = malloc(4 * (size_t)nv), *yt = malloc(4 * (size_t)N);
+        uint8_t *isv = calloc((size_t)N, 1);
+        datm_h5_read_i64(gv, "val_docs", rows, 1, &nv, &err);
+        for (int64_t i = 0; i < nv; i++) { y[i] = d.train_labels[rows[i]]; isv[rows[i]] = 1; }
+        for (int64_t i = 0; i < N; i += 10)
+            if (!isv[i]) { tr[nt] = i; yt[nt++] = d.train_labels[i]; }
+        datm_csr Xv = {0}, Xt = {0};
+        datm_csr_select_rows(&d.train_X, rows, nv, &Xv, &err);
+        datm_csr_select_rows(&d.train_X, tr, nt, &Xt, &err);
+        printf("validation (%lld docs): means %.4f, %d draws %.4f\n", (long long)nv,
+               pred_err(m, &Xv, y, C, 0), S, pred_err(m, &Xv, y, C, S));
+        printf("trained docs (%lld, every 10th row): means %.4f\n", (long long)nt,
+               pred_err(m, &Xt, yt, C, 0));
+    }
+    printf("test (%lld docs): means %.4f, %d draws %.4f\n", (long long)d.test.X.n_rows,
+           pred_err(m, &d.test.X, d.test.labels, C, 0), S, pred_err(m, &d.test.X, d.test.labels, C, S));
+    return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int drift_run(const char *dir)
+{
+    datm_spec s; datm_run_data d; datm_h5 *f = NULL, *g = NULL, *gh = NULL;
+    datm_model *m = load_run(dir, &s, &d, &f, &g);
+    datm_error err = {0};
+    int64_t dims[2] = {0, 0};
+    if (datm_h5_group(g, "head", 0, &gh, &err) || datm_h5_shape(gh, "head.norm_shift", dims) != 2) {
+        fprintf(stderr, "%s: no head.norm_shift\n", dir);
+        return 1;
+    }
+    const int64_t S = dims[1];
+    float *sh = malloc(4 * (size_t)S), *sc = malloc(4 * (size_t)S);
+    datm_h5_read_f32(gh, "head.norm_shift", sh, 2, dims, &err);
+    datm_h5_read_f32(gh, "head.norm_scale", sc, 2, dims, &err);
+    datm_theta th; memset(&th, 0, sizeof th);
+    if (m->ops->infer(m, &d.train_X, 1, 0, &th, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+    double *zm = malloc(8 * (size_t)S), *zs = malloc(8 * (size_t)S);
+    int64_t j = 0;
+    for (int l = 0; l < th.n_layers; l++)
+        for (int64_t k = 0; k < th.k[l] && j < S; k++, j++) {
+            double s1 = 0, s2 = 0;
+            for (int64_t n = 0; n < th.n_docs; n++) {
+                const double x = log1p((double)th.theta[l][n * th.k[l] + k]);
+                s1 += x; s2 += x * x;
+            }
+            const double mu = s1 / (double)th.n_docs, sd = sqrt(fmax(s2 / (double)th.n_docs - mu * mu, 0));
+            zm[j] = fabs((mu - sh[j]) * sc[j]);
+            zs[j] = sd * sc[j];
+        }
+    qsort(zm, (size_t)j, 8, cmp_dbl);
+    qsort(zs, (size_t)j, 8, cmp_dbl);
+    printf("%s: %lld features; |standardised mean| median %.3g p90 %.3g max %.3g; standardised "
+           "sd median %.3g p10 %.3g p90 %.3g\n", dir, (long long)j, zm[j / 2], zm[j * 9 / 10],
+           zm[j - 1], zs[j / 2], zs[j / 10], zs[j * 9 / 10]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     omp_set_num_threads(1);
+    if (argc >= 3 && !strcmp(argv[1], "--eval")) {
+        datm_log_set_level(DATM_LOG_WARN);
+        return eval_run(argv[2], argc > 3 ? atoi(argv[3]) : 50);
+    }
+    if (argc >= 3 && !strcmp(argv[1], "--drift")) {
+        datm_log_set_level(DATM_LOG_WARN);
+        return drift_run(argv[2]);
+    }
     g_fs = getenv("PROBE_FS") ? atoi(getenv("PROBE_FS")) : 0;
     datm_model_catalog cat = DATM_REGISTRY_CATALOG;
     datm_spec s; datm_error err = {0};

@@ -128,6 +128,9 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo "the paper's DATM row is unsupervised DATM features + a classifier, its MNIST baseline DLDA+SVM."
     echo "The paper trains 512-256-128-64 for 100 unsupervised + 300 supervised epochs on all training"
     echo "documents; the columns layers, epochs (unsup.) and train docs show where a run differs."
+    echo "A row whose train docs say \"minus N% validation\" used early stopping (model.val_fraction:"
+    echo "that share of the training documents, per class, never trains; the state of the epoch with"
+    echo "the lowest validation error is kept; the test set is never looked at)."
     echo
     echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | macro-F1 | test s/doc | paper test s/doc | wall s |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -142,6 +145,13 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
         tt=$(metric "$d" predict_s_per_doc)
         ntr=$(resolved "$d" data.train_docs)
         [ "$ntr" = 0 ] && ntr=all
+        vf=$(resolved "$d" model.val_fraction)
+        if [ -n "$vf" ] && awk -v x="$vf" 'BEGIN {exit !(x > 0)}'; then
+            # early stopping: the held-out share and the epoch whose state was kept
+            be=$(h5dump -a /model/early_stopping/best_epoch "$d/result.h5" 2>/dev/null |
+                 awk '/\(0\):/ {print $2; exit}')
+            ntr="$ntr minus $(awk -v x="$vf" 'BEGIN {printf "%g", 100 * x}')% validation (best epoch ${be:-?})"
+        fi
         un=$(resolved "$d" model.unsup_epochs)
         [ -n "$un" ] || un="all"
         [ -f "$d/spec.resolved.yaml" ] || un=""
