@@ -86,16 +86,37 @@ void datm_weibull_mean_f64(int64_t n, const double *k, const double *lam, double
  * (the optional outputs are separate loops: a conditional store inside the loop keeps gcc
  * from vectorising it) */
 
+/* The sample takes entries i and i + n/2 together through the _x2 forms of nn/vmath.h (two
+ * chains of three transcendental functions in flight; the scheduling above does not split
+ * one chain): every entry gets the same operations as alone (tests/test_dist_weibull_x2.c
+ * checks it bit for bit against the one-entry form). */
 DATM_VEC_CLONES
 void datm_weibull_reparam_f32(int64_t n, const float *k, const float *lam, const float *u,
                               float *theta, float *dth_dk, float *dth_dlam)
 {
+    const int64_t h = n / 2, odd = n - 2 * h;
     if (dth_dk && dth_dlam) {
 #pragma omp simd
-        for (int64_t i = 0; i < n; i++) {
-            float lt = datm_vlogf(-datm_vlogf(1.0f - u[i]));   /* ln t, t = -ln(1 - u) ~ Exp(1) */
+        for (int64_t i = 0; i < h; i++) {
+            const int64_t j = i + h;
+            float l1, l2, lt1, lt2, e1, e2;   /* ln t, t = -ln(1 - u) ~ Exp(1) */
+            datm_vlogf_x2(1.0f - u[i], 1.0f - u[j], &l1, &l2);
+            datm_vlogf_x2(-l1, -l2, &lt1, &lt2);
+            const float ik1 = 1.0f / k[i], ik2 = 1.0f / k[j];
+            datm_vexpf_x2(lt1 * ik1, lt2 * ik2, &e1, &e2);   /* t^(1/k) */
+            const float th1 = lam[i] * e1, th2 = lam[j] * e2;
+            const float d1 = -th1 * lt1 * ik1 * ik1, d2 = -th2 * lt2 * ik2 * ik2;
+            theta[i] = th1;
+            theta[j] = th2;
+            dth_dk[i] = d1;
+            dth_dk[j] = d2;
+            dth_dlam[i] = e1;
+            dth_dlam[j] = e2;
+        }
+        for (int64_t i = n - odd; i < n; i++) {   /* n odd: the last entry alone */
+            float lt = datm_vlogf(-datm_vlogf(1.0f - u[i]));
             float ik = 1.0f / k[i];
-            float e = datm_vexpf(lt * ik);                 /* t^(1/k) */
+            float e = datm_vexpf(lt * ik);
             float th = lam[i] * e;
             theta[i] = th;
             dth_dk[i] = -th * lt * ik * ik;
@@ -104,7 +125,17 @@ void datm_weibull_reparam_f32(int64_t n, const float *k, const float *lam, const
         return;
     }
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < h; i++) {
+        const int64_t j = i + h;
+        float l1, l2, lt1, lt2, e1, e2;
+        datm_vlogf_x2(1.0f - u[i], 1.0f - u[j], &l1, &l2);
+        datm_vlogf_x2(-l1, -l2, &lt1, &lt2);
+        datm_vexpf_x2(lt1 / k[i], lt2 / k[j], &e1, &e2);
+        const float th1 = lam[i] * e1, th2 = lam[j] * e2;
+        theta[i] = th1;
+        theta[j] = th2;
+    }
+    for (int64_t i = n - odd; i < n; i++) {
         float lt = datm_vlogf(-datm_vlogf(1.0f - u[i]));
         theta[i] = lam[i] * datm_vexpf(lt / k[i]);
     }

@@ -27,12 +27,26 @@
 #undef GEMM
 
 /* softplus(z) = max(z, 0) + ln(1 + e^-|z|); its derivative sigmoid(z) = s / (1 + e^-|z|)
- * with s = 1 for z >= 0 and e^-|z| below. f32: vectorised (nn/vmath.h), f64: libm. */
+ * with s = 1 for z >= 0 and e^-|z| below. f32: vectorised (nn/vmath.h), f64: libm.
+ * The f32 loops take entries i and i + n/2 together through the _x2 forms of vmath.h: one
+ * entry's chain of polynomial steps is longer than the out-of-order window covers, two
+ * interleaved ones keep more units busy (~15% faster); every entry gets the operations of
+ * the one-entry form (tests/test_nn_softplus_x2.c checks them bit for bit). */
 DATM_VEC_CLONES
 void datm_softplus_f32(int64_t n, const float *z, float *y)
 {
+    const int64_t h = n / 2;
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < h; i++) {
+        const float v1 = z[i], v2 = z[i + h];
+        const float a1 = v1 < 0 ? -v1 : v1, a2 = v2 < 0 ? -v2 : v2;
+        float e1, e2, l1, l2;
+        datm_vexpf_x2(-a1, -a2, &e1, &e2);
+        datm_vlog1p01f_x2(e1, e2, &l1, &l2);
+        y[i] = (v1 > 0 ? v1 : 0.0f) + l1;
+        y[i + h] = (v2 > 0 ? v2 : 0.0f) + l2;
+    }
+    for (int64_t i = 2 * h; i < n; i++) {   /* n odd: the last entry */
         float v = z[i], a = v < 0 ? -v : v;
         y[i] = (v > 0 ? v : 0.0f) + datm_vlog1p01f(datm_vexpf(-a));
     }
@@ -41,8 +55,19 @@ void datm_softplus_f32(int64_t n, const float *z, float *y)
 DATM_VEC_CLONES
 void datm_softplus_backward_f32(int64_t n, const float *z, const float *dy, float *dz)
 {
+    const int64_t h = n / 2;
 #pragma omp simd
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < h; i++) {
+        const float v1 = z[i], v2 = z[i + h];
+        const float a1 = v1 < 0 ? -v1 : v1, a2 = v2 < 0 ? -v2 : v2;
+        float e1, e2;
+        datm_vexpf_x2(-a1, -a2, &e1, &e2);
+        const float num1 = v1 >= 0 ? 1.0f : e1, num2 = v2 >= 0 ? 1.0f : e2;
+        const float d1 = dy[i] * num1 / (1.0f + e1), d2 = dy[i + h] * num2 / (1.0f + e2);
+        dz[i] = d1;
+        dz[i + h] = d2;
+    }
+    for (int64_t i = 2 * h; i < n; i++) {
         float v = z[i], a = v < 0 ? -v : v;
         float e = datm_vexpf(-a);
         float num = v >= 0 ? 1.0f : e;

@@ -63,6 +63,23 @@ static inline __attribute__((always_inline)) float datm_vsqrtf(float x)
     return x * r;
 }
 
+/* datm_vsqrtf of two independent arguments, steps interleaved (as datm_vexpf_x2 below). */
+static inline __attribute__((always_inline)) void datm_vsqrtf_x2(float x1, float x2, float *s1,
+                                                                 float *s2)
+{
+    float y1 = x1 + 1e-30f, y2 = x2 + 1e-30f;
+    float r1 = datm_vbits2f(0x5f3759df - (datm_vf2bits(y1) >> 1));
+    float r2 = datm_vbits2f(0x5f3759df - (datm_vf2bits(y2) >> 1));
+    r1 = r1 * (1.5f - 0.5f * y1 * r1 * r1);
+    r2 = r2 * (1.5f - 0.5f * y2 * r2 * r2);
+    r1 = r1 * (1.5f - 0.5f * y1 * r1 * r1);
+    r2 = r2 * (1.5f - 0.5f * y2 * r2 * r2);
+    r1 = r1 * (1.5f - 0.5f * y1 * r1 * r1);
+    r2 = r2 * (1.5f - 0.5f * y2 * r2 * r2);
+    *s1 = x1 * r1;
+    *s2 = x2 * r2;
+}
+
 /* e^x: x = n ln2 + r, |r| <= ln2/2, degree-6 Taylor-like minimax polynomial for e^r. */
 static inline __attribute__((always_inline)) float datm_vexpf(float x)
 {
@@ -112,6 +129,76 @@ static inline __attribute__((always_inline)) float datm_vlogf(float x)
     return y + (float)e * 0.693147180559945309f;
 }
 
+/* datm_vexpf of two independent arguments with the steps of the two interleaved: the same
+ * operations on each (the same results), two dependency chains in flight at once for loops
+ * whose one chain is longer than the out-of-order window covers (see datm_softplus_f32). */
+static inline __attribute__((always_inline)) void datm_vexpf_x2(float x1, float x2, float *y1,
+                                                                float *y2)
+{
+    uint32_t u1 = (uint32_t)datm_vf2bits(x1), u2 = (uint32_t)datm_vf2bits(x2);
+    u1 = u1 < 0xC2AE999Au ? u1 : 0xC2AE999Au;
+    u2 = u2 < 0xC2AE999Au ? u2 : 0xC2AE999Au;
+    int32_t i1 = (int32_t)u1, i2 = (int32_t)u2;
+    i1 = i1 < 0x42B00000 ? i1 : 0x42B00000;
+    i2 = i2 < 0x42B00000 ? i2 : 0x42B00000;
+    x1 = datm_vbits2f(i1);
+    x2 = datm_vbits2f(i2);
+    float t1 = x1 * 1.44269504088896341f + 12582912.0f;
+    float t2 = x2 * 1.44269504088896341f + 12582912.0f;
+    int32_t n1 = datm_vf2bits(t1) - 0x4B400000, n2 = datm_vf2bits(t2) - 0x4B400000;
+    float m1 = t1 - 12582912.0f, m2 = t2 - 12582912.0f;
+    float r1 = x1 - m1 * 0.693145751953125f, r2 = x2 - m2 * 0.693145751953125f;
+    r1 = r1 - m1 * 1.428606765330187045e-06f;
+    r2 = r2 - m2 * 1.428606765330187045e-06f;
+    float p1 = 1.9875691500e-4f, p2 = 1.9875691500e-4f;
+    p1 = p1 * r1 + 1.3981999507e-3f;
+    p2 = p2 * r2 + 1.3981999507e-3f;
+    p1 = p1 * r1 + 8.3334519073e-3f;
+    p2 = p2 * r2 + 8.3334519073e-3f;
+    p1 = p1 * r1 + 4.1665795894e-2f;
+    p2 = p2 * r2 + 4.1665795894e-2f;
+    p1 = p1 * r1 + 1.6666665459e-1f;
+    p2 = p2 * r2 + 1.6666665459e-1f;
+    p1 = p1 * r1 + 5.0000001201e-1f;
+    p2 = p2 * r2 + 5.0000001201e-1f;
+    p1 = p1 * r1 * r1 + r1 + 1.0f;
+    p2 = p2 * r2 * r2 + r2 + 1.0f;
+    *y1 = p1 * datm_vbits2f((n1 + 127) << 23);
+    *y2 = p2 * datm_vbits2f((n2 + 127) << 23);
+}
+
+/* datm_vlogf of two independent arguments, steps interleaved (as datm_vexpf_x2). */
+static inline __attribute__((always_inline)) void datm_vlogf_x2(float x1, float x2, float *y1,
+                                                                float *y2)
+{
+    int32_t ix1 = datm_vf2bits(x1), ix2 = datm_vf2bits(x2);
+    int32_t e1 = (ix1 - 0x3f3504f3) >> 23, e2 = (ix2 - 0x3f3504f3) >> 23;
+    float m1 = datm_vbits2f((int32_t)((uint32_t)ix1 - ((uint32_t)e1 << 23)));
+    float m2 = datm_vbits2f((int32_t)((uint32_t)ix2 - ((uint32_t)e2 << 23)));
+    float z1 = m1 - 1.0f, z2 = m2 - 1.0f;
+    float zz1 = z1 * z1, zz2 = z2 * z2;
+    float p1 = 7.0376836292e-2f, p2 = 7.0376836292e-2f;
+    p1 = p1 * z1 - 1.1514610310e-1f;
+    p2 = p2 * z2 - 1.1514610310e-1f;
+    p1 = p1 * z1 + 1.1676998740e-1f;
+    p2 = p2 * z2 + 1.1676998740e-1f;
+    p1 = p1 * z1 - 1.2420140846e-1f;
+    p2 = p2 * z2 - 1.2420140846e-1f;
+    p1 = p1 * z1 + 1.4249322787e-1f;
+    p2 = p2 * z2 + 1.4249322787e-1f;
+    p1 = p1 * z1 - 1.6668057665e-1f;
+    p2 = p2 * z2 - 1.6668057665e-1f;
+    p1 = p1 * z1 + 2.0000714765e-1f;
+    p2 = p2 * z2 + 2.0000714765e-1f;
+    p1 = p1 * z1 - 2.4999993993e-1f;
+    p2 = p2 * z2 - 2.4999993993e-1f;
+    p1 = p1 * z1 + 3.3333331174e-1f;
+    p2 = p2 * z2 + 3.3333331174e-1f;
+    float y1_ = z1 * zz1 * p1 - 0.5f * zz1 + z1, y2_ = z2 * zz2 * p2 - 0.5f * zz2 + z2;
+    *y1 = y1_ + (float)e1 * 0.693147180559945309f;
+    *y2 = y2_ + (float)e2 * 0.693147180559945309f;
+}
+
 /* ln(1 + x) for x > -1, accurate for small x: u = 1 + x, ln u - ((u - 1) - x) / u. */
 static inline __attribute__((always_inline)) float datm_vlog1pf(float x)
 {
@@ -135,6 +222,31 @@ static inline __attribute__((always_inline)) float datm_vlog1p01f(float t)
     p = p * t - 4.999950152e-01f;
     p = p * t + 9.999999705e-01f;
     return p * t;
+}
+
+/* datm_vlog1p01f of two independent arguments, steps interleaved (as datm_vexpf_x2). */
+static inline __attribute__((always_inline)) void datm_vlog1p01f_x2(float t1, float t2,
+                                                                    float *y1, float *y2)
+{
+    float p1 = 5.253457797e-03f, p2 = 5.253457797e-03f;
+    p1 = p1 * t1 - 2.958850739e-02f;
+    p2 = p2 * t2 - 2.958850739e-02f;
+    p1 = p1 * t1 + 7.836166802e-02f;
+    p2 = p2 * t2 + 7.836166802e-02f;
+    p1 = p1 * t1 - 1.367476971e-01f;
+    p2 = p2 * t2 - 1.367476971e-01f;
+    p1 = p1 * t1 + 1.911143108e-01f;
+    p2 = p2 * t2 + 1.911143108e-01f;
+    p1 = p1 * t1 - 2.484436989e-01f;
+    p2 = p2 * t2 - 2.484436989e-01f;
+    p1 = p1 * t1 + 3.331927134e-01f;
+    p2 = p2 * t2 + 3.331927134e-01f;
+    p1 = p1 * t1 - 4.999950152e-01f;
+    p2 = p2 * t2 - 4.999950152e-01f;
+    p1 = p1 * t1 + 9.999999705e-01f;
+    p2 = p2 * t2 + 9.999999705e-01f;
+    *y1 = p1 * t1;
+    *y2 = p2 * t2;
 }
 
 /* The shift shared by lgamma, digamma and Gamma at x > 0: when x < 8, z = x + 8, P = x (x+1)
