@@ -51,11 +51,38 @@ int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
     float *m = a->m, *v = a->v;
     int64_t bad = 0;
     /* branch-free (vectorised): a non-finite gradient entry leaves its parameter and moments
-     * untouched (keep = 0) and is counted */
+     * untouched (keep = 0) and is counted. Entries i and i + size/2 go together, their square
+     * roots through datm_vsqrtf_x2 (two Newton chains in flight, ~14% faster); each entry
+     * gets the operations of the one-entry form (tests/test_nn_adam_x2.c, bit for bit). */
+    const int64_t h = a->size / 2;
 #pragma omp parallel for simd schedule(static) reduction(+ : bad) if (a->size > 262144)
-    for (int64_t i = 0; i < a->size; i++) {
+    for (int64_t i = 0; i < h; i++) {
+        const int64_t j = i + h;
+        float gi = g[i], gj = g[j];
+        const int fi = (gi - gi) == 0.0f, fj = (gj - gj) == 0.0f;   /* false for NaN, +-Inf */
+        bad += !fi;
+        bad += !fj;
+        gi = fi ? gi : 0.0f;
+        gj = fj ? gj : 0.0f;
+        gi = gi < clip ? gi : clip;
+        gj = gj < clip ? gj : clip;
+        gi = gi > -clip ? gi : -clip;
+        gj = gj > -clip ? gj : -clip;
+        const float mi = b1 * m[i] + (1.0f - b1) * gi, mj = b1 * m[j] + (1.0f - b1) * gj;
+        const float vi = b2 * v[i] + (1.0f - b2) * gi * gi, vj = b2 * v[j] + (1.0f - b2) * gj * gj;
+        const float ki = (float)fi, kj = (float)fj;
+        m[i] = fi ? mi : m[i];
+        m[j] = fj ? mj : m[j];
+        v[i] = fi ? vi : v[i];
+        v[j] = fj ? vj : v[j];
+        float si, sj;
+        datm_vsqrtf_x2(vi, vj, &si, &sj);
+        x[i] -= ki * step * mi / (si + eps);
+        x[j] -= kj * step * mj / (sj + eps);
+    }
+    for (int64_t i = 2 * h; i < a->size; i++) {   /* odd size: the last entry alone */
         float gi = g[i];
-        int fin = (gi - gi) == 0.0f;                 /* false for NaN and +-Inf */
+        int fin = (gi - gi) == 0.0f;
         bad += !fin;
         gi = fin ? gi : 0.0f;
         gi = gi < clip ? gi : clip;
