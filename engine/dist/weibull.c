@@ -154,8 +154,52 @@ void datm_weibull_kl_f32(int64_t n, const float *k, const float *lam, const floa
 {
     const float eg = (float)DATM_EULER_GAMMA;
     if (dk && dlam && dalpha) {
+        /* entries i and i + n/2 together, the logarithms and the exponential of the two
+         * through the _x2 forms (the operations of datm_vgamma_digammaf, datm_vlgamma_digammaf
+         * and datm_vlogf on each entry: the same results; tests/test_dist_weibull_x2.c) */
+        const int64_t h = n / 2;
 #pragma omp simd
-        for (int64_t i = 0; i < n; i++) {
+        for (int64_t i = 0; i < h; i++) {
+            const int64_t j = i + h;
+            const float ik1 = 1.0f / k[i], ik2 = 1.0f / k[j];
+            const float a1 = alpha[i], a2 = alpha[j], l1 = lam[i], l2 = lam[j];
+            /* Gamma(1 + 1/k), psi(1 + 1/k) */
+            float z1, iz1, P1, iP1, S1, z2, iz2, P2, iP2, S2, lz1, lz2, ex1, ex2;
+            datm_vshift8f(1.0f + ik1, &z1, &iz1, &P1, &iP1, &S1);
+            datm_vshift8f(1.0f + ik2, &z2, &iz2, &P2, &iP2, &S2);
+            datm_vlogf_x2(z1, z2, &lz1, &lz2);
+            datm_vexpf_x2(datm_vstirlingf(z1, lz1, iz1), datm_vstirlingf(z2, lz2, iz2), &ex1, &ex2);
+            const float g1 = ex1 * iP1, g2 = ex2 * iP2;
+            const float pg1 = datm_vpsi_asymf(lz1, iz1) - S1, pg2 = datm_vpsi_asymf(lz2, iz2) - S2;
+            /* lgamma(a), psi(a) */
+            float za1, iza1, Pa1, iPa1, Sa1, za2, iza2, Pa2, iPa2, Sa2, lza1, lza2, lPa1, lPa2;
+            datm_vshift8f(a1, &za1, &iza1, &Pa1, &iPa1, &Sa1);
+            datm_vshift8f(a2, &za2, &iza2, &Pa2, &iPa2, &Sa2);
+            datm_vlogf_x2(za1, za2, &lza1, &lza2);
+            datm_vlogf_x2(Pa1, Pa2, &lPa1, &lPa2);
+            const float lga1 = datm_vstirlingf(za1, lza1, iza1) - lPa1;
+            const float lga2 = datm_vstirlingf(za2, lza2, iza2) - lPa2;
+            const float pga1 = datm_vpsi_asymf(lza1, iza1) - Sa1;
+            const float pga2 = datm_vpsi_asymf(lza2, iza2) - Sa2;
+            float ll1, ll2, lk1, lk2;
+            datm_vlogf_x2(l1, l2, &ll1, &ll2);
+            datm_vlogf_x2(k[i], k[j], &lk1, &lk2);
+            const float kl1 = -a1 * ll1 + eg * a1 * ik1 + lk1 + l1 * g1 - eg - 1.0f + lga1;
+            const float kl2 = -a2 * ll2 + eg * a2 * ik2 + lk2 + l2 * g2 - eg - 1.0f + lga2;
+            const float dk1 = ik1 - eg * a1 * ik1 * ik1 - l1 * g1 * pg1 * ik1 * ik1;
+            const float dk2 = ik2 - eg * a2 * ik2 * ik2 - l2 * g2 * pg2 * ik2 * ik2;
+            const float dl1 = -a1 / l1 + g1, dl2 = -a2 / l2 + g2;
+            const float da1 = -ll1 + eg * ik1 + pga1, da2 = -ll2 + eg * ik2 + pga2;
+            kl[i] = kl1;
+            kl[j] = kl2;
+            dk[i] = dk1;
+            dk[j] = dk2;
+            dlam[i] = dl1;
+            dlam[j] = dl2;
+            dalpha[i] = da1;
+            dalpha[j] = da2;
+        }
+        for (int64_t i = 2 * h; i < n; i++) {   /* n odd: the last entry alone */
             float ik = 1.0f / k[i], a = alpha[i], l = lam[i];
             float g, pg, lga, pga;   /* Gamma(1 + 1/k), psi(1 + 1/k), lgamma(a), psi(a) */
             datm_vgamma_digammaf(1.0f + ik, &g, &pg);
