@@ -180,23 +180,14 @@ static const float *const *phi_f(const whai_chain *c)
     return (const float *const *)c->gbn->phi_f;
 }
 
-/* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c (with learn_r, r too). */
-static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
-                        uint64_t seed, uint32_t purpose, uint64_t step, const double *klw,
-                        datm_encoder_loss *el, datm_tlasgr_report *rep,
-                        const datm_batch *xb, const datm_train_ctx *xctx, datm_error *err)
+/* Step 1 of Algorithm 1: Adam step(s) on the encoder (eq. ELBO-of-VADTM, fixed uniform
+ * noise); the paper takes one per mini-batch (encoder_steps = 1). */
+static int whai_encoder_steps(whai_model *m, whai_chain *c, const datm_csr *X,
+                              const int64_t *doc_ids, uint64_t seed, uint32_t purpose,
+                              uint64_t step, const double *klw, const float *top,
+                              datm_encoder_loss *el, const datm_batch *xb,
+                              const datm_train_ctx *xctx, datm_error *err)
 {
-    const int L = m->L;
-    const int64_t B = X->n_rows;
-    /* the top layer's KL prior: Gamma(r, 1) with r of this chain (learn_r), else Gamma(
-     * top_shape, 1) from the encoder's options */
-    const float *top = NULL;
-    if (m->learn_r) {
-        for (int64_t k = 0; k < m->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
-        top = m->r_f;
-    }
-    /* 1. Adam step(s) on the encoder (eq. ELBO-of-VADTM, fixed uniform noise); the paper
-     * takes one per mini-batch (encoder_steps = 1) */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     int rc = DATM_OK;
     for (int64_t s = 0; s < m->encoder_steps && !rc; s++) {
@@ -216,10 +207,21 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
             return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
                                   (long long)bad);
     }
-    /* 2. theta with the updated encoder (eq. posterior-completely): a sample (paper), or
-     * the posterior mean (aug_theta = mean); then 3. the upward augmentation (with learn_r
-     * also the top-layer CRT tables) into the stats. With aug_samples > 1, several samples
-     * whose counts TLASGR averages (noise streams after the first are new ones). */
+    return DATM_OK;
+}
+
+/* Steps 2 and 3a of Algorithm 1: theta from the encoder (eq. posterior-completely): a sample
+ * (paper), or the posterior mean (aug_theta = mean); then the upward augmentation (with
+ * learn_r also the top-layer CRT tables) into c->stats. With aug_samples > 1, several
+ * samples whose counts TLASGR averages (noise streams after the first are new ones).
+ * phi_fixed: theta only (no statistics). */
+static int whai_augment(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
+                        uint64_t seed, uint32_t purpose, uint64_t step, datm_error *err)
+{
+    const int L = m->L;
+    const int64_t B = X->n_rows;
+    datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
+    int rc = DATM_OK;
     datm_gbn_stats_reset(c->stats);
     const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
     for (int64_t a = 0; a < m->aug_samples && !rc; a++) {
@@ -244,7 +246,7 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
     /* semi-amortised variant (not in the paper): the encoder's theta starts a short
      * upward-downward Gibbs chain of the WHAI model (c_n = 1, reference-notes 1.9) under the
      * current globals; the counts of its last aug_collect sweeps go to TLASGR, as the local
-     * chain of DLDA-TLASGR does. The encoder is still trained on the ELBO only. */
+     * chain of DLDA-TLASGR does. */
     if (!rc && m->aug_collect > 0) {
         datm_gbn_chain *g = m->gchain;
         datm_gbn_chain_init(g, B);
@@ -258,10 +260,33 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
                                       w >= m->aug_burn ? c->stats : NULL, err);
         }
     }
-    if (rc) return rc;
+    return rc;
+}
+
+/* One iteration of paper Algorithm 1 on X (rows doc_ids) for chain c (with learn_r, r too):
+ * 1. encoder step(s), 2. theta from the updated encoder, 3. augmentation and TLASGR on every
+ * Phi(l) and r (eqs. Phi-updata, r_update, update_M). */
+static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const int64_t *doc_ids,
+                        uint64_t seed, uint32_t purpose, uint64_t step, const double *klw,
+                        datm_encoder_loss *el, datm_tlasgr_report *rep,
+                        const datm_batch *xb, const datm_train_ctx *xctx, datm_error *err)
+{
+    const int L = m->L;
+    const int64_t B = X->n_rows;
+    /* the top layer's KL prior: Gamma(r, 1) with r of this chain (learn_r), else Gamma(
+     * top_shape, 1) from the encoder's options */
+    const float *top = NULL;
+    if (m->learn_r) {
+        for (int64_t k = 0; k < m->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
+        top = m->r_f;
+    }
+    int rc = whai_encoder_steps(m, c, X, doc_ids, seed, purpose, step, klw, top, el, xb, xctx,
+                                err);
+    if (!rc) rc = whai_augment(m, c, X, doc_ids, seed, purpose, step, err);
+    if (rc || m->phi_fixed) return rc;
     /* 3. TLASGR on every Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     const double rho = (double)m->N / (double)B;
-    if (!rc && m->pre_tlasgr) rc = m->pre_tlasgr(m->pre_tlasgr_user, c, rho, err);
+    if (m->pre_tlasgr) rc = m->pre_tlasgr(m->pre_tlasgr_user, c, rho, err);
     if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
     return rc;
 }
