@@ -562,11 +562,13 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
     /* one parallel region: the set-up the blocks share, the blocks, then the KL sums */
 #pragma omp parallel num_threads(nt) if (nt > 1)
     {
-        /* sum_v rate_vn = theta_n . colsum: column sums of Phi(1) in nb column chunks */
+        /* sum_v rate_vn = theta_n . colsum: column sums of Phi(1), one column chunk per
+         * thread (whole rows at 1 thread) */
         const int64_t K0 = e->K[0], K1 = e->K[1];
+        const int nc = omp_get_num_threads();
 #pragma omp for schedule(static) nowait
-        for (int c = 0; c < (train ? nb : 0); c++)
-            ENC(v_colsum)(K0, K1, K1 * c / nb, K1 * (c + 1) / nb, phi[1], ws->colsum);
+        for (int c = 0; c < (train ? nc : 0); c++)
+            ENC(v_colsum)(K0, K1, K1 * c / nc, K1 * (c + 1) / nc, phi[1], ws->colsum);
 #pragma omp for schedule(static)
         for (int l = 2; l <= L; l++) ENC(make_phiT_layer)(e, phi, ws, l);
         /* (implicit barrier) */
