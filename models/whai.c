@@ -681,6 +681,15 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         rc = datm_error_set(err, DATM_E_INVALID, "model.learn_r is not supported by %s: it does "
                             "not train with WHAI's iteration, which is what learns r",
                             v->ops->name);
+    /* likewise the augmentation options: they act in WHAI's iteration only */
+    if (!rc && v->ops->train_batch != whai_train_batch &&
+        (m->aug_samples > 1 || m->aug_burn > 0 || m->aug_collect > 0))
+        rc = datm_error_set(err, DATM_E_INVALID, "model.%s is not supported by %s: it does not "
+                            "train with WHAI's iteration (set aug_samples 1, aug_gibbs_burn 0, "
+                            "aug_gibbs_collect 0)",
+                            m->aug_samples > 1 ? "aug_samples"
+                                : (m->aug_collect > 0 ? "aug_gibbs_collect" : "aug_gibbs_burn"),
+                            v->ops->name);
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);
     go.use_r = m->learn_r;

@@ -11,7 +11,8 @@
 # - the Gibbs refinement gives identical perplexities with 1 and 2 threads (the issue's
 #   reproducibility rule: its draws are keyed by document, its counts summed in fixed point);
 # - contradictory settings are errors naming the key: aug_gibbs_burn without
-#   aug_gibbs_collect, aug_samples > 1 with the Gibbs refinement.
+#   aug_gibbs_collect, aug_samples > 1 with the Gibbs refinement, the options in wai (which
+#   has its own iteration and would ignore them).
 # Skips 77 without the binary, the data or h5dump.
 set -u
 datm="${DATM_BIN:-build/datm}"
@@ -77,5 +78,7 @@ check "err model.aug_gibbs_burn=3 | grep -q 'model.aug_gibbs_burn needs aug_gibb
       "aug_gibbs_burn without aug_gibbs_collect rejected"
 check "err model.aug_samples=2 model.aug_gibbs_collect=1 | grep -q 'model.aug_samples'" \
       "aug_samples > 1 with the Gibbs refinement rejected"
+check "err model.variant=wai model.aug_gibbs_collect=1 | grep -q 'model.aug_gibbs_collect is not supported by wai'" \
+      "wai (its own iteration) rejects the Gibbs refinement"
 check "[ ! -e '$tmp/bad/result.h5' ]" "no result written for a rejected spec"
 exit $fail
