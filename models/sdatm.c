@@ -389,7 +389,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     sdatm *s = datm_alloc(sizeof *s, err);
     if (!s) return DATM_E_NOMEM;
     s->base.ops = ops;
-    const whai_variant v = {ops, 0, NULL};
+    const whai_variant v = {ops, 0, NULL, 0};
     datm_model *wm = NULL;
     int rc = whai_create_variant(cfg, info, &v, &wm, err);
     if (rc) { datm_free(s); return rc; }

@@ -361,6 +361,7 @@ static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_mo
     whai_variant v;
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_wai;
+    v.own_iteration = 1;   /* Phi by Adam in wai_train_batch, not WHAI's TLASGR iteration */
     datm_model *inner = NULL;
     int rc = whai_create_variant(cfg, info, &v, &inner, err);
     if (rc) {

@@ -681,8 +681,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         rc = datm_error_set(err, DATM_E_INVALID, "model.learn_r is not supported by %s: it does "
                             "not train with WHAI's iteration, which is what learns r",
                             v->ops->name);
-    /* likewise the augmentation options: they act in WHAI's iteration only */
-    if (!rc && v->ops->train_batch != whai_train_batch &&
+    /* the augmentation options act in WHAI's iteration only (sdatm wraps it; wai does not) */
+    if (!rc && v->own_iteration &&
         (m->aug_samples > 1 || m->aug_burn > 0 || m->aug_collect > 0))
         rc = datm_error_set(err, DATM_E_INVALID, "model.%s is not supported by %s: it does not "
                             "train with WHAI's iteration (set aug_samples 1, aug_gibbs_burn 0, "
@@ -786,6 +786,6 @@ const datm_model_ops datm_model_whai = {
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err)
 {
-    const whai_variant v = {&datm_model_whai, 0, NULL};
+    const whai_variant v = {&datm_model_whai, 0, NULL, 0};
     return whai_create_variant(cfg, info, &v, out, err);
 }

@@ -79,6 +79,8 @@ typedef struct whai_variant {
     const datm_model_ops        *ops;       /* the variant's table (goes into base.ops) */
     int                          no_downward;   /* 1: force opts.downward = 0 (IWHAI) */
     const datm_posterior_family *family;    /* non-NULL: replaces the Weibull family */
+    int                          own_iteration; /* 1: trains without whai_train_batch (wai),
+                                                   so WHAI's augmentation options are refused */
 } whai_variant;
 
 int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,

@@ -12,7 +12,8 @@
 #   reproducibility rule: its draws are keyed by document, its counts summed in fixed point);
 # - contradictory settings are errors naming the key: aug_gibbs_burn without
 #   aug_gibbs_collect, aug_samples > 1 with the Gibbs refinement, the options in wai (which
-#   has its own iteration and would ignore them).
+#   has its own iteration and would ignore them); sdatm-n, which trains through WHAI's
+#   iteration, accepts them and completes.
 # Skips 77 without the binary, the data or h5dump.
 set -u
 datm="${DATM_BIN:-build/datm}"
@@ -72,6 +73,16 @@ run gibbs2 2 model.aug_gibbs_burn=2 model.aug_gibbs_collect=2; rc=$?
 p3=$(ppl "$tmp/gibbs2")
 check "[ $rc = 0 ] && [ -n '$p2' ] && [ '$p2' = '$p3' ]" \
       "Gibbs refinement: 1 and 2 threads give the same perplexity ($p2 / $p3)"
+
+# sdatm trains through WHAI's iteration (its label term joins the encoder step): it takes the
+# options (a 16-8 sDATM-N on digits with labels, 1 + 1 epochs)
+sed -e 's/variant: whai/variant: sdatm-n\n  unsup_epochs: 1/' -e 's/epochs: 3/epochs: 2/' \
+    -e '/protocol:/d' -e '/obs_fraction:/d' -e '/samples: 5/d' -e '/classify: false/d' \
+    "$tmp/spec.yaml" > "$tmp/sdatm.yaml"
+"$datm" run "$tmp/sdatm.yaml" model.aug_gibbs_burn=1 model.aug_gibbs_collect=1 -o "$tmp/sd" \
+    --quiet > "$tmp/sd.txt" 2>&1; rc=$?
+check "[ $rc = 0 ] && [ -f '$tmp/sd/result.h5' ]" \
+      "sdatm-n with the Gibbs refinement: exit $rc $(tail -1 "$tmp/sd.txt")"
 
 err() { "$datm" run "$tmp/spec.yaml" train.epochs=1 "$@" -o "$tmp/bad" 2>&1; }
 check "err model.aug_gibbs_burn=3 | grep -q 'model.aug_gibbs_burn needs aug_gibbs_collect'" \
