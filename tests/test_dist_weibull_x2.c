@@ -14,17 +14,7 @@
 #include "dist/weibull.h"
 #include "math/math.h"
 #include "nn/vmath.h"
-
-static int fails;
-#define CHECK(c, ...)                                                  \
-    do {                                                               \
-        if (!(c)) {                                                    \
-            fails++;                                                   \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
-            fprintf(stderr, __VA_ARGS__);                              \
-            fprintf(stderr, "\n");                                     \
-        }                                                              \
-    } while (0)
+#include "test_check.h"
 
 static int same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 

@@ -12,17 +12,7 @@
 
 #include "nn/nn.h"
 #include "nn/vmath.h"
-
-static int fails;
-#define CHECK(c, ...)                                                  \
-    do {                                                               \
-        if (!(c)) {                                                    \
-            fails++;                                                   \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
-            fprintf(stderr, __VA_ARGS__);                              \
-            fprintf(stderr, "\n");                                     \
-        }                                                              \
-    } while (0)
+#include "test_check.h"
 
 /* One entry at a time: Kingma & Ba with both bias corrections folded into the step and eps,
  * non-finite entries skipped, as documented in nn.h. */

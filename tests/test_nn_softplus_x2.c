@@ -11,17 +11,7 @@
 
 #include "nn/nn.h"
 #include "nn/vmath.h"
-
-static int fails;
-#define CHECK(c, ...)                                                  \
-    do {                                                               \
-        if (!(c)) {                                                    \
-            fails++;                                                   \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
-            fprintf(stderr, __VA_ARGS__);                              \
-            fprintf(stderr, "\n");                                     \
-        }                                                              \
-    } while (0)
+#include "test_check.h"
 
 static float ref_softplus(float v)
 {
