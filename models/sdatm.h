@@ -19,7 +19,8 @@
  * Weibull means lambda Gamma(1 + 1/k) instead of the sample (the label gradient still enters
  * the encoder at the sample, an unbiased estimate of the gradient through the mean), and
  * head_steps > 1 takes that many head steps per mini-batch (the label gradient on theta is the
- * first step's); head_l2 > 0 puts an L2 penalty on the MLP weights; measured in
+ * first step's); head_l2 > 0 puts an L2 penalty on the MLP weights; head_dropout > 0 drops
+ * (inverted dropout, training only) entries of the softmax's input features; measured in
  * results/classification/notes.md.
  * At the first supervised iteration the head's input standardisation is fixed from the
  * training documents' posterior-mean theta (head_standardize; not in the paper, which feeds
@@ -90,5 +91,11 @@ void sdatm_destroy(datm_model *m);
  * intercept and sds), so the head's output at the W means is unchanged; Adam moments of the
  * rescaled weights follow. Called by train_batch every head_norm_every supervised epochs. */
 int  sdatm_head_norm_refresh(datm_model *m, datm_error *err);
+/* head_dropout (not in the paper): inverted dropout of the softmax's input features in
+ * training. mask[i] = 1 / (1 - p) with probability 1 - p, else 0 (from the stream of
+ * (seed, iteration, head step)); out[i] = feat[i] * mask[i] (n entries), so E[out] = feat and
+ * prediction reads the features undropped. The backward multiplies d/d out by the same mask. */
+void sdatm_dropout_apply(uint64_t seed, int64_t iteration, int step, double p, int64_t n,
+                         const float *feat, float *mask, float *out);
 
 #endif
