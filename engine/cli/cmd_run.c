@@ -142,7 +142,11 @@ static void run_help(FILE *f)
             "  result.h5           (result.h5.part until COMPLETED; FAILED/INTERRUPTED stay .part)\n"
             "  checkpoints/ckpt-<iteration>.h5\n"
             "SIGINT (Ctrl-C) writes a checkpoint and marks the run INTERRUPTED; continue it with\n"
-            "'datm resume DIR'. Exit 0 completed, 1 failed or interrupted, 2 spec or usage error.\n");
+            "'datm resume DIR'. Exit 0 completed, 1 failed or interrupted, 2 spec or usage error.\n"
+            "--threads N: OpenMP and OpenBLAS threads (default: all).\n"
+            "On a machine shared with other busy processes, OpenMP's default spin-waiting can\n"
+            "make N > 1 slower than N = 1; set OMP_WAIT_POLICY=passive (or a small\n"
+            "GOMP_SPINCOUNT) in the environment then.\n");
 }
 
 int datm_cmd_run(int argc, char **argv)
