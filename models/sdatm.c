@@ -48,6 +48,12 @@ typedef struct sdatm {
     /* running training-batch statistics of the head (sdatm_track) */
     int64_t      tr_epoch, tr_bad, tr_docs;
     double       tr_nll;
+    /* per-epoch diagnostics of the encoder (sdatm_diag): Weibull shapes k per layer (sum,
+     * count at the clamps), squared norms of the label and the total gradient on theta */
+    int64_t      dg_epoch, dg_n[DATM_ENC_MAX_LAYERS + 1], dg_lo[DATM_ENC_MAX_LAYERS + 1],
+                 dg_hi[DATM_ENC_MAX_LAYERS + 1], dg_prevB;
+    double       dg_k[DATM_ENC_MAX_LAYERS + 1], dg_gl[DATM_ENC_MAX_LAYERS + 1],
+                 dg_gt[DATM_ENC_MAX_LAYERS + 1];
     /* early stopping on a validation split (val_fraction > 0; sdatm_val.h) */
     sdatm_val    val;
     int64_t      val_every, total_iters;
@@ -252,6 +258,66 @@ static const float *head_dropout(sdatm *s, const datm_train_ctx *ctx, int j, int
     return s->fdrop;
 }
 
+/* Diagnostics logged once per epoch (both phases): the mean Weibull shape k of each layer
+ * on the training batches and the shares at k_min / k_max (sample noise: the coefficient of
+ * variation of a Weibull is ~1.2 / k), and in the supervised phase the size of the label
+ * term's gradient on theta(l) against the total one (ELBO + label) that the encoder's
+ * backward formed, both of the previous mini-batch (ws->dtheta still holds it). */
+static void sdatm_diag(sdatm *s, const datm_train_ctx *ctx, const datm_encoder_ws *ws)
+{
+    const int L = s->L;
+    if (ctx->epoch != s->dg_epoch) {
+        if (s->dg_epoch >= 0 && s->dg_n[1] > 0) {
+            char buf[512];
+            int o = 0;
+            for (int l = 1; l <= L && o < (int)sizeof buf - 96; l++) {
+                const double n = (double)DATM_MAX(s->dg_n[l], 1);
+                o += snprintf(buf + o, sizeof buf - (size_t)o, " | l%d k %.3g (%.2g at min, "
+                              "%.2g at max)", l, s->dg_k[l] / n, (double)s->dg_lo[l] / n,
+                              (double)s->dg_hi[l] / n);
+                if (s->dg_gt[l] > 0)
+                    o += snprintf(buf + o, sizeof buf - (size_t)o, " |label|/|total| %.3g",
+                                  sqrt(s->dg_gl[l] / s->dg_gt[l]));
+            }
+            datm_info("%s epoch %lld encoder:%s", s->base.ops->name, (long long)s->dg_epoch + 1,
+                      buf);
+        }
+        s->dg_epoch = ctx->epoch;
+        for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) {
+            s->dg_n[l] = s->dg_lo[l] = s->dg_hi[l] = 0;
+            s->dg_k[l] = s->dg_gl[l] = s->dg_gt[l] = 0;
+        }
+    }
+    const datm_encoder_opts *eo = &s->w->enc->o;
+    const float kmin = (float)eo->k_min * 1.0001f, kmax = (float)eo->k_max * 0.9999f;
+    const int64_t B = ws->B, PB = s->dg_prevB;
+    for (int l = 1; l <= L; l++) {
+        const float *k = ws->k[l];
+        double acc = 0;
+        int64_t lo = 0, hi = 0;
+        for (int64_t i = 0, n = B * s->K[l]; i < n; i++) {
+            acc += k[i];
+            lo += k[i] <= kmin;
+            hi += k[i] >= kmax;
+        }
+        s->dg_k[l] += acc;
+        s->dg_lo[l] += lo;
+        s->dg_hi[l] += hi;
+        s->dg_n[l] += B * s->K[l];
+        if (PB > 0 && ctx->epoch > s->unsup_epochs) {
+            /* previous batch: s->dtheta = label gradient, ws->dtheta = total */
+            double gl = 0, gt = 0;
+            for (int64_t i = 0, n = PB * s->K[l]; i < n; i++) {
+                gl += (double)s->dtheta[l][i] * s->dtheta[l][i];
+                gt += (double)ws->dtheta[l][i] * ws->dtheta[l][i];
+            }
+            s->dg_gl[l] += gl;
+            s->dg_gt[l] += gt;
+        }
+    }
+    s->dg_prevB = B;
+}
+
 /* Step 2 of sdatm.h: head forward on the encoder's theta sample with one W ~ q(W), label NLL
  * and KL(q(W)||p(W)) / N, backward to the head (then its Adam step) and to theta. */
 static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ctx *ctx,
@@ -261,6 +327,7 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
     sdatm *s = user;
     *dtheta = NULL;
     *loss = 0;
+    sdatm_diag(s, ctx, ws);
     if (ctx->epoch < s->unsup_epochs) return DATM_OK;
     if (!b->labels)
         return datm_error_set(err, DATM_E_INVALID, "%s: mini-batch without labels",
@@ -448,6 +515,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->drop = datm_config_real(cfg, "head_dropout");
     s->tr_epoch = -1;
+    s->dg_epoch = -1;
     s->val_every = datm_config_int(cfg, "val_every");
     s->norm_every = datm_config_int(cfg, "head_norm_every");
     s->total_iters = info->total_iters;
