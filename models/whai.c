@@ -129,6 +129,11 @@ const datm_param_schema datm_whai_schema[] = {
     {"aug_gibbs_collect", DATM_PARAM_INT, "0", 0, 1000, NULL,
      "with Gibbs refinement: sweeps whose augmented counts TLASGR averages (0 = off; needs "
      "aug_samples = 1)"},
+    {"enc_input_keep", DATM_PARAM_REAL, "1", 1e-6, 1, NULL,
+     "encoder training steps read a binomial thinning of each document (every token kept with "
+     "this probability) while the likelihood scores the whole document, so the encoder learns "
+     "to infer theta from part of a document, as at test time (heldout-docs protocol); still a "
+     "lower bound on ln p(x). 1 = off (paper Alg. 1). Not in the paper"},
     {"eval_globals", DATM_PARAM_CHOICE, "chain", NOB, "chain|fixed",
      "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, "
      "averaging over Phi samples (paper: samples collected after burn-in); fixed: current "
@@ -180,6 +185,36 @@ static const float *const *phi_f(const whai_chain *c)
     return (const float *const *)c->gbn->phi_f;
 }
 
+/* Input thinning (enc_input_keep < 1; not in the paper): m->in_val gets, per nonzero of X,
+ * a Binomial(x, keep) count from the document's own stream (thread-count independent). Any
+ * q(theta | part of x) is still a valid variational distribution, so the ELBO with the full
+ * x as the target stays a lower bound on ln p(x). */
+static int whai_thin_input(whai_model *m, const datm_csr *X, const int64_t *doc_ids,
+                           uint64_t seed, uint32_t purpose, uint64_t step, datm_error *err)
+{
+    const int64_t B = X->n_rows, base = X->row_ptr[0], nnz = X->row_ptr[B] - base;
+    if (nnz > m->in_cap) {
+        float *v = datm_alloc_array((size_t)nnz, sizeof(float), err);
+        if (!v) return DATM_E_NOMEM;
+        datm_free(m->in_val);
+        m->in_val = v;
+        m->in_cap = nnz;
+    }
+    const double keep = m->input_keep;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < B; i++) {
+        datm_rng r;
+        datm_rng_init2(&r, seed, purpose, ((uint64_t)5 << 40) + step,
+                       doc_ids ? (uint64_t)doc_ids[i] : (uint64_t)i);
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            int64_t n = (int64_t)(X->val[p] + 0.5f), kept = 0;
+            for (int64_t t = 0; t < n; t++) kept += datm_rng_uniform(&r) < keep;
+            m->in_val[p - base] = (float)kept;
+        }
+    }
+    return DATM_OK;
+}
+
 /* Step 1 of Algorithm 1: Adam step(s) on the encoder (eq. ELBO-of-VADTM, fixed uniform
  * noise); the paper takes one per mini-batch (encoder_steps = 1). */
 static int whai_encoder_steps(whai_model *m, whai_chain *c, const datm_csr *X,
@@ -190,6 +225,11 @@ static int whai_encoder_steps(whai_model *m, whai_chain *c, const datm_csr *X,
 {
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     int rc = DATM_OK;
+    if (m->input_keep < 1) {
+        rc = whai_thin_input(m, X, doc_ids, seed, purpose, step, err);
+        if (rc) return rc;
+        m->ws->in_val = m->in_val;
+    }
     for (int64_t s = 0; s < m->encoder_steps && !rc; s++) {
         datm_encoder_loss l1;
         if (s > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)s;
@@ -200,14 +240,15 @@ static int whai_encoder_steps(whai_model *m, whai_chain *c, const datm_csr *X,
         double xloss = 0;
         if (!rc && m->extra && xb) rc = m->extra(m->extra_user, xb, xctx, m->ws, &dth, &xloss, err);
         if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, dth, c->grad, NULL, err);
-        if (rc) return rc;
+        if (rc) break;
         if (s == 0) el->loss += xloss;
         int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
         if (bad)
-            return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
-                                  (long long)bad);
+            rc = datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
+                                (long long)bad);
     }
-    return DATM_OK;
+    m->ws->in_val = NULL;   /* the augmentation and evaluation read whole documents */
+    return rc;
 }
 
 /* Steps 2 and 3a of Algorithm 1: theta from the encoder (eq. posterior-completely): a sample
@@ -546,6 +587,7 @@ void whai_destroy(datm_model *mm)
     for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
     datm_free(m->r_f);
     datm_gbn_chain_destroy(&m->gchain);
+    datm_free(m->in_val);
     datm_free(m);
 }
 
@@ -657,6 +699,7 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->aug_samples = datm_config_int(cfg, "aug_samples");
     m->aug_burn = datm_config_int(cfg, "aug_gibbs_burn");
     m->aug_collect = datm_config_int(cfg, "aug_gibbs_collect");
+    m->input_keep = datm_config_real(cfg, "enc_input_keep");
     int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
     if (!rc) {
         const double *ws;
@@ -683,12 +726,13 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
                             v->ops->name);
     /* the augmentation options act in WHAI's iteration only (sdatm wraps it; wai does not) */
     if (!rc && v->own_iteration &&
-        (m->aug_samples > 1 || m->aug_burn > 0 || m->aug_collect > 0))
+        (m->aug_samples > 1 || m->aug_burn > 0 || m->aug_collect > 0 || m->input_keep < 1))
         rc = datm_error_set(err, DATM_E_INVALID, "model.%s is not supported by %s: it does not "
                             "train with WHAI's iteration (set aug_samples 1, aug_gibbs_burn 0, "
-                            "aug_gibbs_collect 0)",
+                            "aug_gibbs_collect 0, enc_input_keep 1)",
                             m->aug_samples > 1 ? "aug_samples"
-                                : (m->aug_collect > 0 ? "aug_gibbs_collect" : "aug_gibbs_burn"),
+                                : (m->aug_collect > 0 ? "aug_gibbs_collect"
+                                   : (m->aug_burn > 0 ? "aug_gibbs_burn" : "enc_input_keep")),
                             v->ops->name);
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);

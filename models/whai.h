@@ -64,6 +64,9 @@ typedef struct whai_model {
     int64_t          aug_samples;                  /* encoder samples augmented per batch */
     int64_t          aug_burn, aug_collect;        /* Gibbs refinement sweeps (0: off) */
     datm_gbn_chain  *gchain;                       /* (B docs) scratch of the refinement */
+    double           input_keep;                   /* encoder-step input thinning (1: off) */
+    float           *in_val;                       /* (in_cap) thinned counts of a batch */
+    int64_t          in_cap;
     whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
     void            *extra_user;
     whai_pre_tlasgr_fn pre_tlasgr;                 /* NULL, or the hook above */

@@ -5,7 +5,8 @@
  * double, in several configurations (WHAI 3 layers; IWHAI; one shape per document with the
  * mean parameterisation, truncated noise, KL weights, hidden != K and a top-shape vector;
  * one layer). The same check covers d loss / d Phi(l) (for WAI) and an extra loss term on
- * theta (for supervised heads). The f32 path agrees with the f64 path, is identical with 1
+ * theta (for supervised heads), and the input-thinned form (h(0) reads other counts than
+ * the likelihood, ws->in_val; WHAI's enc_input_keep). The f32 path agrees with the f64 path, is identical with 1
  * and 2 threads, and stays finite with the shapes pinned at the clamp bounds. */
 #include <float.h>
 #include <math.h>
@@ -84,7 +85,8 @@ static void random_batch(datm_rng *rng, datm_csr *X)
 }
 
 /* Runs the checks on one configuration; returns the worst relative error over params. */
-static void run_config(const char *name, datm_encoder_opts *o, int with_top, uint64_t seed)
+static void run_config(const char *name, datm_encoder_opts *o, int with_top, int thin,
+                       uint64_t seed)
 {
     datm_error err;
     datm_rng rng;
@@ -104,6 +106,12 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, uin
     c.e = e;
     c.X = &X;
     datm_encoder_ws_create_f64(e, B, 0, &c.ws, &err);
+    /* thin: h(0) reads floor(0.6 x) (some zeros) while the likelihood scores x */
+    float *thinned = NULL;
+    if (thin) {
+        thinned = datm_alloc_array((size_t)X.nnz, sizeof(float), NULL);
+        for (int64_t p = 0; p < X.nnz; p++) thinned[p] = floorf(0.6f * X.val[p]);
+    }
     for (int l = 1; l <= L; l++) {
         int64_t R = e->K[l - 1], C = e->K[l];
         c.phi[l] = datm_alloc_array((size_t)(R * C), sizeof(double), NULL);
@@ -144,6 +152,12 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, uin
     for (int64_t i = 0; i < n; i++) e->params.value[i] = (float)c.params[i];
     for (int64_t i = 0; i < n; i++) c.params[i] = e->params.value[i];
     double f0 = objective(&c, c.params, NULL);
+    if (thin) {
+        c.ws->in_val = thinned;
+        double ft = objective(&c, c.params, NULL);
+        CHECK(fabs(ft - f0) > 1e-6 * fabs(f0), "%s: the thinned input does not change the loss", name);
+        f0 = ft;
+    }
     /* the differences carry roundoff ~1.5 eps |f| / h: entries whose |gradient| is below
      * floor = 2e5 eps |f| / h are compared in absolute terms (|a - d| < 1e-4 floor) */
     const double floor = 2e5 * DBL_EPSILON * fabs(f0) / 1e-4;
@@ -177,6 +191,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, uin
     {
         datm_encoder_ws *w32 = NULL;
         datm_encoder_ws_create(e, B, 0, &w32, &err);
+        w32->in_val = thinned;
         float *phif[DATM_ENC_MAX_LAYERS + 1] = {NULL}, *topf = NULL, *cf[DATM_ENC_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= L; l++) {
             int64_t nn = e->K[l - 1] * e->K[l];
@@ -277,6 +292,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, uin
     datm_free(c.top);
     datm_free(c.params);
     datm_free(idx);
+    datm_free(thinned);
     datm_encoder_ws_destroy_f64(&c.ws);
     datm_csr_free(&X);
     datm_encoder_destroy(&e);
@@ -287,22 +303,23 @@ int main(void)
     datm_encoder_opts o;
     datm_encoder_opts_default(&o);
     o.n_layers = 3; o.n_vocab = V; o.k[1] = 6; o.k[2] = 4; o.k[3] = 3;
-    run_config("whai 6-4-3 (paper defaults)", &o, 0, 1);
+    run_config("whai 6-4-3 (paper defaults)", &o, 0, 0, 1);
+    run_config("whai 6-4-3, h(0) from thinned counts", &o, 0, 1, 5);
 
     datm_encoder_opts_default(&o);
     o.n_layers = 2; o.n_vocab = V; o.k[1] = 5; o.k[2] = 3; o.downward = 0;
-    run_config("iwhai 5-3 (no downward term)", &o, 0, 2);
+    run_config("iwhai 5-3 (no downward term)", &o, 0, 0, 2);
 
     datm_encoder_opts_default(&o);
     o.n_layers = 3; o.n_vocab = V; o.k[1] = 6; o.k[2] = 4; o.k[3] = 2;
     o.hidden[1] = 7; o.hidden[2] = 5; o.hidden[3] = 4;
     o.shape_per_topic = 0; o.lambda_is_mean = 1; o.u_lo = 0.2; o.u_hi = 0.8;
     o.kl_weight[1] = 0.1; o.kl_weight[2] = 0.01; o.kl_weight[3] = 0.001;
-    run_config("code options (scalar k, mean, U(.2,.8), w, r)", &o, 1, 3);
+    run_config("code options (scalar k, mean, U(.2,.8), w, r)", &o, 1, 0, 3);
 
     datm_encoder_opts_default(&o);
     o.n_layers = 1; o.n_vocab = V; o.k[1] = 8;
-    run_config("one layer, 8", &o, 0, 4);
+    run_config("one layer, 8", &o, 0, 0, 4);
 
     if (failures) { printf("%d failures\n", failures); return 1; }
     printf("ok\n");

@@ -10,9 +10,12 @@
 #   is really used);
 # - the Gibbs refinement gives identical perplexities with 1 and 2 threads (the issue's
 #   reproducibility rule: its draws are keyed by document, its counts summed in fixed point);
+# - model.enc_input_keep = 0.6 (encoder steps read a binomial thinning of each document)
+#   completes with a finite perplexity < V, changes the result, gives the same perplexity
+#   with 1 and 2 threads, and enc_input_keep = 1 is exactly the default;
 # - contradictory settings are errors naming the key: aug_gibbs_burn without
-#   aug_gibbs_collect, aug_samples > 1 with the Gibbs refinement, the options in wai (which
-#   has its own iteration and would ignore them); sdatm-n, which trains through WHAI's
+#   aug_gibbs_collect, aug_samples > 1 with the Gibbs refinement, the options (and
+#   enc_input_keep < 1) in wai (which has its own iteration and would ignore them); sdatm-n, which trains through WHAI's
 #   iteration, accepts them and completes.
 # Skips 77 without the binary, the data or h5dump.
 set -u
@@ -74,6 +77,20 @@ p3=$(ppl "$tmp/gibbs2")
 check "[ $rc = 0 ] && [ -n '$p2' ] && [ '$p2' = '$p3' ]" \
       "Gibbs refinement: 1 and 2 threads give the same perplexity ($p2 / $p3)"
 
+run thin1 1 model.enc_input_keep=0.6; rc=$?
+p4=$(ppl "$tmp/thin1")
+check "[ $rc = 0 ] && awk -v p='$p4' 'BEGIN { exit !(p > 1 && p < 64) }'" \
+      "enc_input_keep = 0.6: exit $rc, perplexity $p4 finite and < V = 64"
+check "[ '$p4' != '$p0' ]" "enc_input_keep = 0.6 changes the result ($p4 vs $p0)"
+run thin2 2 model.enc_input_keep=0.6; rc=$?
+p5=$(ppl "$tmp/thin2")
+check "[ $rc = 0 ] && [ -n '$p4' ] && [ '$p4' = '$p5' ]" \
+      "enc_input_keep = 0.6: 1 and 2 threads give the same perplexity ($p4 / $p5)"
+run keep1 1 model.enc_input_keep=1; rc=$?
+p6=$(ppl "$tmp/keep1")
+check "[ $rc = 0 ] && [ -n '$p0' ] && [ '$p6' = '$p0' ]" \
+      "enc_input_keep = 1 is the default ($p6 / $p0)"
+
 # sdatm trains through WHAI's iteration (its label term joins the encoder step): it takes the
 # options (a 16-8 sDATM-N on digits with labels, 1 + 1 epochs)
 sed -e 's/variant: whai/variant: sdatm-n\n  unsup_epochs: 1/' -e 's/epochs: 3/epochs: 2/' \
@@ -91,5 +108,8 @@ check "err model.aug_samples=2 model.aug_gibbs_collect=1 | grep -q 'model.aug_sa
       "aug_samples > 1 with the Gibbs refinement rejected"
 check "err model.variant=wai model.aug_gibbs_collect=1 | grep -q 'model.aug_gibbs_collect is not supported by wai'" \
       "wai (its own iteration) rejects the Gibbs refinement"
+check "err model.variant=wai model.enc_input_keep=0.5 | grep -q 'model.enc_input_keep is not supported by wai'" \
+      "wai rejects enc_input_keep"
+check "err model.enc_input_keep=0 | grep -q 'enc_input_keep'" "enc_input_keep = 0 rejected"
 check "[ ! -e '$tmp/bad/result.h5' ]" "no result written for a rejected spec"
 exit $fail

@@ -156,6 +156,8 @@ typedef struct datm_encoder_loss {
     const R *const *phi;       /* phi[l] (K_{l-1}, K_l) of the last forward */            \
     const R *top_shape;        /* (K_L) or NULL */                                         \
     double  kl_weight[DATM_ENC_MAX_LAYERS + 1];                                            \
+    const float *in_val;       /* (nnz) or NULL: the counts h(0) reads instead of X's      \
+                                  (batch-relative; the likelihood reads X) */              \
     R *x0;                     /* (nnz) h(0) values ln(1 + x) */                           \
     R *ratio;                  /* (nnz) x / rate (0 where the rate is floored) */          \
     R *lterm;                  /* (nnz) likelihood term per nonzero */                     \

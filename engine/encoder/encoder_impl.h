@@ -416,7 +416,7 @@ static void ENC(upward)(const datm_encoder *e, const R *params, WS *ws)
     const datm_csr *X = &ws->Xv;
     const int64_t B = X->n_rows, p0 = X->row_ptr[0], p1 = X->row_ptr[B];
     const datm_param_view *v = e->params.views;
-    ENC(v_log1p)(p1 - p0, X->val + p0, ws->x0 + p0);
+    ENC(v_log1p)(p1 - p0, (ws->in_val ? ws->in_val : X->val) + p0, ws->x0 + p0);
     for (int l = 1; l <= L; l++) {
         const R *W3 = params + v[e->iW3[l]].offset, *b3 = params + v[e->ib3[l]].offset;
         const R *W1 = params + v[e->iW1[l]].offset, *b1 = params + v[e->ib1[l]].offset;
