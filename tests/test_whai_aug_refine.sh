@@ -19,15 +19,8 @@
 #   iteration, accepts them and completes.
 # Skips 77 without the binary, the data or h5dump.
 set -u
-datm="${DATM_BIN:-build/datm}"
-data="${DATM_DATA:-../shared/data}"
-[ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
-[ -f "$data/digits/train.docword.gz" ] || { echo "skip: $data/digits missing"; exit 77; }
-command -v h5dump > /dev/null || { echo "skip: h5dump missing"; exit 77; }
-fail=0
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
-tmp=$(mktemp -d /tmp/datm_test_aug_refine_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testlib.sh"
+datm_test_init aug_refine digits
 
 cat > "$tmp/spec.yaml" <<YAML
 name: whai-aug-refine-test

@@ -8,15 +8,8 @@
 # 1 and 2 threads, identical files); usage errors exit 2. Skips 77 without the binary or
 # the data.
 set -u
-datm="${DATM_BIN:-build/datm}"
-data="${DATM_DATA:-../shared/data}"
-[ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
-[ -f "$data/digits/train.docword.gz" ] || { echo "skip: $data/digits missing"; exit 77; }
-command -v h5dump > /dev/null || { echo "skip: h5dump missing"; exit 77; }
-fail=0
-check() { if ! eval "$1"; then echo "FAIL: $2"; fail=1; fi; }
-tmp=$(mktemp -d /tmp/datm_test_whai_cli_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testlib.sh"
+datm_test_init whai_cli digits
 
 cat > "$tmp/spec.yaml" <<YAML
 name: whai-cli-test
