@@ -119,6 +119,18 @@ static int eval_run(const char *dir, int S)
                pred_err(m, &Xv, y, C, 0), S, pred_err(m, &Xv, y, C, S));
         printf("trained docs (%lld, every 10th row): means %.4f\n", (long long)nt,
                pred_err(m, &Xt, yt, C, 0));
+    } else {
+        /* no validation split: every training document trained */
+        int64_t nt = 0, *tr = malloc(8 * (size_t)N);
+        int32_t *yt = malloc(4 * (size_t)N);
+        for (int64_t i = 0; i < N; i += 10) { tr[nt] = i; yt[nt++] = d.train_labels[i]; }
+        datm_csr Xt = {0};
+        datm_csr_select_rows(&d.train_X, tr, nt, &Xt, &err);
+        printf("trained docs (%lld, every 10th row): means %.4f\n", (long long)nt,
+               pred_err(m, &Xt, yt, C, 0));
+        datm_csr_free(&Xt);
+        free(tr);
+        free(yt);
     }
     printf("test (%lld docs): means %.4f, %d draws %.4f\n", (long long)d.test.X.n_rows,
            pred_err(m, &d.test.X, d.test.labels, C, 0), S, pred_err(m, &d.test.X, d.test.labels, C, S));
