@@ -23,9 +23,9 @@ trap 'rm -rf "$T"' EXIT
 fail=0
 check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
 SPEC=$SRC/experiments/20news/whai_128-64-32.yaml
-# the WHAI spec's Gibbs-fed augmentation is off: the variants are smoke-tested on the paper's
-# Algorithm 1 (wai rejects the keys; test_whai_aug_refine covers them)
-SMALL="model.aug_gibbs_burn=0 model.aug_gibbs_collect=0
+# the WHAI spec's Gibbs-fed augmentation and input thinning are off: the variants are
+# smoke-tested on the paper's Algorithm 1 (wai rejects the keys; test_whai_aug_refine covers them)
+SMALL="model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 model.enc_input_keep=1 model.eval_thin=1
        model.layers=[32,16] data.train_docs=600 data.eval_docs=200 train.epochs=3
        train.batch_size=100 train.eval_every=6 train.eval_docs=100 train.eval_samples=2
        evaluate.samples=5 evaluate.classify=false output.figures=false output.report=false
