@@ -8,7 +8,8 @@
  * - the same spec twice gives bit-identical metrics and curves; 1 and 2 threads too.
  * - token-split: the scored tokens plus the trained tokens equal the corpus tokens; the
  *   logistic-regression error rate on theta features is computed (below chance).
- * - result.h5 status COMPLETED, no result.h5.part left, the documented names present.
+ * - result.h5 status COMPLETED, no result.h5.part left, the documented names present; the
+ *   final evaluation's sample curve ends at the reported perplexity.
  * Skips (77) when DATM_DATA lacks 20news_2000. */
 #include <math.h>
 #include <stdio.h>
@@ -150,6 +151,23 @@ int main(void)
         /* curve rows: every 5 of 24 mini-batches plus the last */
         int64_t dims[8];
         CHECK(datm_h5_shape(f, "curves/iteration", dims) == 1 && dims[0] == 5);
+        /* the final evaluation's curve over draws (S = 2: after 1 and 2 draws) ends at the
+         * reported metric */
+        double *ns = NULL, *pp = NULL;
+        int rank;
+        if (!datm_h5_read_f64_alloc(f, "sample_curve/samples", &ns, &rank, dims, &err) &&
+            dims[0] == 2 &&
+            !datm_h5_read_f64_alloc(f, "sample_curve/perplexity", &pp, &rank, dims, &err) &&
+            dims[0] == 2) {
+            CHECK(ns[0] == 1 && ns[1] == 2);
+            CHECK(pp[1] == got);
+            CHECK(isfinite(pp[0]) && pp[0] > 1);
+        } else {
+            fprintf(stderr, "sample_curve missing or not of 2 rows\n");
+            fails++;
+        }
+        datm_free(ns);
+        datm_free(pp);
         datm_h5_close(&f);
     } else {
         fails++;

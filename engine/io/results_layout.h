@@ -14,6 +14,10 @@
  *                      iteration, epoch, wall_s, loss, loglik, perplexity,
  *                      perplexity_observed, kl_<l>, step_<l>
  *                      (l = 1..L; NaN where a value was not measured at that row)
+ * /sample_curve        the final evaluation as draws accumulate: samples, perplexity,
+ *                      perplexity_observed (1-D f64, equal length; a row every
+ *                      floor(S/20) draws and the last, under 40 rows; held-out
+ *                      NaN without a held-out part)
  * /model               the variant's own save() (phi_<l> is (K_{l-1}, K_l), r, M_<l>, ...)
  * /topics              attrs: n_layers, top_n; per layer /topics/layer_<l>/:
  *                      top_ids (K_l, n) i32 word ids, top_weights (K_l, n) f32,
@@ -60,6 +64,7 @@
 #define DATM_GRP_DATA       "data"
 #define DATM_GRP_METRICS    "metrics"
 #define DATM_GRP_CURVES     "curves"
+#define DATM_GRP_SAMPLE_CURVE "sample_curve"
 #define DATM_GRP_MODEL      "model"
 #define DATM_GRP_TOPICS     "topics"
 #define DATM_GRP_CHECKPOINT "checkpoint"

@@ -40,6 +40,9 @@ typedef struct run_ctx {
     double ppl, ppl_obs, test_s_per_doc, error_rate;
     const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
     double macro_f1, predict_s_per_doc;
+    /* the final evaluation's perplexity after n draws, at up to SAMPLE_CURVE_MAX points */
+    double sc_n[64], sc_ppl[64], sc_obs[64];
+    int    sc_len;
     datm_class_report report;  /* confusion matrix and per-class F1 (n_classes 0: none) */
 } run_ctx;
 
@@ -101,10 +104,24 @@ static void tee_log(datm_log_level level, const char *msg, void *user)
 /* Accumulates `samples` posterior rates after `burnin` discarded ones, on the evaluation
  * documents' observed part; returns the per-word perplexity of the held-out part and of the
  * observed part, and the wall time of the whole pass. */
+/* Where the final evaluation records its running perplexity: after n collected draws. */
+typedef struct sample_curve {
+    double *n, *ppl, *obs;
+    int     len, cap;
+} sample_curve;
+
+/* The k-th of 20 evenly spaced checkpoints, rounded up, plus the last draw: the curve costs
+ * 20 O(nnz) scorings whatever S is. */
+static int is_checkpoint(int64_t collected, int64_t samples)
+{
+    const int64_t step = samples >= 20 ? samples / 20 : 1;
+    return collected == samples || collected % step == 0;
+}
+
 static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *held,
                            int64_t burnin, int64_t samples, uint64_t seed, double *ppl,
                            double *ppl_obs, double *secs, const char *progress,
-                           datm_error *err)
+                           sample_curve *curve, datm_error *err)
 {
     *ppl = *ppl_obs = NAN;
     if (secs) *secs = 0;
@@ -121,6 +138,15 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
     for (int64_t d = 0; !rc && d < burnin + samples; d++) {
         if (d == burnin) datm_rate_accum_reset(&acc);
         rc = m->ops->eval_step(m, state, d, &acc, err);
+        /* how the estimate settles with S (the issue's sample-averaging curve); scoring is
+         * outside the timed work only in spirit: it is O(nnz), small beside one draw */
+        if (!rc && curve && d >= burnin && curve->len < curve->cap &&
+            is_checkpoint(d - burnin + 1, samples)) {
+            curve->n[curve->len] = (double)(d - burnin + 1);
+            curve->ppl[curve->len] = held ? datm_rate_accum_perplexity(&acc, held) : NAN;
+            curve->obs[curve->len] = datm_rate_accum_perplexity(&acc, obs);
+            curve->len++;
+        }
         if (progress) datm_progress_update(&prog, d + 1, "draw %lld of %lld", (long long)(d + 1),
                                            (long long)(burnin + samples));
     }
@@ -187,7 +213,8 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
     row[4] = a->n ? a->loglik / n : NAN;
     int rc = eval_perplexity(c->m, &c->data.curve_obs, &c->data.curve_held,
                              datm_config_int(tc, "eval_burnin"), datm_config_int(tc, "eval_samples"),
-                             eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, NULL, err);
+                             eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, NULL,
+                             NULL, err);
     if (rc) return rc;
     for (int l = 0; l < c->n_layers; l++) {
         row[7 + l] = a->n ? a->kl[l] / n : NAN;
@@ -378,15 +405,20 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
     if (datm_config_bool(ec, "perplexity")) {
         double secs = 0;
         int64_t S = datm_config_int(ec, "samples");
+        sample_curve sc = {c->sc_n, c->sc_ppl, c->sc_obs, 0, 64};
         rc = eval_perplexity(c->m, &c->data.eval_obs, &c->data.eval_held,
                              datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs,
-                             "evaluate", err);
+                             "evaluate", &sc, err);
         if (rc) return rc;
+        c->sc_len = sc.len;
+        for (int i = 0; i < sc.len; i++)
+            datm_info("evaluate: after %lld of %lld draws: perplexity %.6g (observed part %.6g)",
+                      (long long)sc.n[i], (long long)S, sc.ppl[i], sc.obs[i]);
         int64_t ts = datm_config_int(ec, "time_samples");
         if (ts > 0) {
             double p1, p2;
             rc = eval_perplexity(c->m, &c->data.eval_obs, NULL, 0, ts, es, &p1, &p2, &secs,
-                                 "test time", err);
+                                 "test time", NULL, err);
             if (rc) return rc;
         }
         if (c->data.eval_obs.n_rows) c->test_s_per_doc = secs / (double)c->data.eval_obs.n_rows;
@@ -451,6 +483,14 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         if (!rc) rc = datm_h5_attr_str(g, "protocol", c->data.protocol, err);
         if (!rc && c->classifier) rc = datm_h5_attr_str(g, "classifier", c->classifier, err);
         if (!rc) rc = datm_h5_attr_i64(g, "eval_docs", c->data.eval_obs.n_rows, err);
+        datm_h5_close(&g);
+    }
+    if (!rc && with_metrics && c->sc_len > 0) {
+        const int64_t n = c->sc_len;
+        rc = datm_h5_group(f, DATM_GRP_SAMPLE_CURVE, 1, &g, err);
+        if (!rc) rc = datm_h5_write_f64(g, "samples", c->sc_n, 1, &n, err);
+        if (!rc) rc = datm_h5_write_f64(g, DATM_MET_PERPLEXITY, c->sc_ppl, 1, &n, err);
+        if (!rc) rc = datm_h5_write_f64(g, DATM_MET_PERPLEXITY_OBS, c->sc_obs, 1, &n, err);
         datm_h5_close(&g);
     }
     if (!rc && with_metrics && c->report.n_classes > 0) {
