@@ -29,14 +29,14 @@ if command -v h5dump > /dev/null; then
   h5dump -H "$T/a05/result.h5" > "$T/h5.txt" 2>&1
   check '[ $? -eq 0 ]'
   for name in '"metrics"' '"perplexity"' '"curves"' '"iteration"' '"wall_s"' '"topics"' \
-              '"layer_1"' '"top_ids"' '"vocab"' '"phi_1"' 'ATTRIBUTE "status"' 'ATTRIBUTE "spec"'; do
+              '"layer_1"' '"top_ids"' '"sample_curve"' '"vocab"' '"phi_1"' 'ATTRIBUTE "status"' 'ATTRIBUTE "spec"'; do
     check "grep -q '$name' \"\$T/h5.txt\""
   done
   check 'h5dump -a /status "$T/a05/result.h5" | grep -q COMPLETED'
 fi
 
 # figures of the run
-for f in perplexity_vs_iteration perplexity_vs_time loss; do
+for f in perplexity_vs_iteration perplexity_vs_time perplexity_vs_samples loss; do
   check "[ -s \"\$T/a05/figures/$f.dat\" ] && [ -s \"\$T/a05/figures/$f.gp\" ]"
   if command -v gnuplot > /dev/null; then check "[ -s \"\$T/a05/figures/$f.png\" ]"; fi
 done

@@ -97,10 +97,16 @@ void datm_result_curves_free(datm_result_curves *c)
 
 int datm_result_curves_read(datm_h5 *f, datm_result_curves *out, datm_error *err)
 {
+    return datm_result_columns_read(f, DATM_GRP_CURVES, out, err);
+}
+
+int datm_result_columns_read(datm_h5 *f, const char *group, datm_result_curves *out,
+                             datm_error *err)
+{
     memset(out, 0, sizeof *out);
-    if (datm_h5_is_group(f, DATM_GRP_CURVES) != 1) return DATM_OK;
+    if (datm_h5_is_group(f, group) != 1) return DATM_OK;
     datm_h5 *g = NULL;
-    int rc = datm_h5_group(f, DATM_GRP_CURVES, 0, &g, err);
+    int rc = datm_h5_group(f, group, 0, &g, err);
     if (rc) return rc;
     char **names = NULL;
     int64_t n = 0;

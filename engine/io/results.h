@@ -37,6 +37,9 @@ typedef struct datm_result_curves {
     double **cols;    /* (n_cols) x (n_rows) */
 } datm_result_curves;
 int  datm_result_curves_read(datm_h5 *f, datm_result_curves *out, datm_error *err);     /* empty if absent */
+/* The same for any group of equal-length 1-D columns (e.g. /sample_curve); empty if absent. */
+int  datm_result_columns_read(datm_h5 *f, const char *group, datm_result_curves *out,
+                              datm_error *err);
 const double *datm_result_curves_col(const datm_result_curves *c, const char *name);   /* NULL if absent */
 void datm_result_curves_free(datm_result_curves *c);
 

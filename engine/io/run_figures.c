@@ -1,5 +1,6 @@
 /* engine/io/run_figures.c: the standard figures of one run (figures.h), made from the
- * /curves, /topics and /data of its result.h5: perplexity vs iteration and vs wall time,
+ * /curves, /sample_curve, /topics and /data of its result.h5: perplexity vs iteration, vs
+ * wall time and (final evaluation) vs the number of collected samples,
  * training loss, per-layer KL, per-layer mean step size eps/M_k (paper Fig. "adaptive
  * stepsize"), and projected topics as image grids for pixel vocabularies. */
 #include <libgen.h>
@@ -94,6 +95,17 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
             rc = curve_fig(out_dir, "step_size", &c, DATM_CURVE_ITERATION,
                            "iteration (mini-batches)", NULL, DATM_CURVE_STEP_FMT, t, "eps / M_k",
                            1, &made, err);
+        datm_result_curves_free(&c);
+    }
+
+    /* the final evaluation as its draws accumulate (sample averaging, paper eq. perplexity) */
+    if (!rc) rc = datm_result_columns_read(f, DATM_GRP_SAMPLE_CURVE, &c, err);
+    if (!rc) {
+        char t[400];
+        static const char *const ppl[] = {DATM_CURVE_PERPLEXITY, DATM_CURVE_PERPLEXITY_OBS, NULL};
+        snprintf(t, sizeof t, "%s: final evaluation, perplexity after n collected samples", run);
+        rc = curve_fig(out_dir, "perplexity_vs_samples", &c, "samples",
+                       "collected samples S", ppl, NULL, t, "perplexity", 0, &made, err);
         datm_result_curves_free(&c);
     }
 
