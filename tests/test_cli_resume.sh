@@ -56,6 +56,20 @@ check '[ -f "$T/C/checkpoints/ckpt-000000000010.h5" ]' "SIGINT wrote a checkpoin
 $DATM resume "$T/C" --quiet || { echo "FAIL: resume after SIGINT"; fail=1; }
 check 'diff <(dumpcmp "$T/A/result.h5") <(dumpcmp "$T/C/result.h5") >/dev/null' "SIGINT+resume equals uninterrupted"
 
+# --- SIGINT during the final evaluation (draw 2 of 3): checkpoint of the trained state,
+# INTERRUPTED; resume skips training and gives the uninterrupted numbers ---
+EV="evaluate.samples=3"
+$DATM run "$SPEC" $COMMON $EV -o "$T/E0" --quiet || { echo "FAIL: run with 3 draws"; fail=1; }
+DATM_TEST_SIGINT_AT_DRAW=2 $DATM run "$SPEC" $COMMON $EV -o "$T/E" --quiet 2>"$T/E.err"
+rc=$?
+check '[ $rc -eq 1 ]' "run interrupted in the evaluation exits 1 (rc $rc)"
+check 'grep -q "interrupted at draw 2 of 3" "$T/E.err"' "the message names the draw"
+check 'h5dump -a /status "$T/E/result.h5.part" | grep -q "\"INTERRUPTED\""' "status INTERRUPTED"
+check '[ ! -e "$T/E/result.h5" ]' "no result.h5 from an interrupted evaluation"
+check '[ -f "$T/E/checkpoints/ckpt-000000000069.h5" ]' "the trained state (iteration 69 of 69) is checkpointed"
+$DATM resume "$T/E" --quiet || { echo "FAIL: resume after SIGINT in the evaluation"; fail=1; }
+check 'diff <(dumpcmp "$T/E0/result.h5") <(dumpcmp "$T/E/result.h5") >/dev/null' "evaluation SIGINT+resume equals uninterrupted"
+
 # --- resume of a completed run is a no-op ---
 out=$($DATM resume "$T/A" 2>&1)
 check 'echo "$out" | grep -q "already COMPLETED"' "resume of COMPLETED run does nothing"

@@ -135,7 +135,17 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
     /* the final evaluation can take minutes (S = 3000 draws): show its progress */
     datm_progress prog;
     if (progress) datm_progress_begin(&prog, progress, burnin + samples);
+    const char *int_env = progress ? getenv("DATM_TEST_SIGINT_AT_DRAW") : NULL;   /* tests */
+    const int64_t int_at = int_env ? atoll(int_env) : -1;
     for (int64_t d = 0; !rc && d < burnin + samples; d++) {
+        if (d + 1 == int_at) raise(SIGINT);
+        /* a long final evaluation (S = 600 draws of 20 chain iterations: minutes) must obey
+         * Ctrl-C too; the caller checkpoints the trained state so resume redoes only this */
+        if (progress && datm_stop_requested()) {
+            rc = datm_error_set(err, DATM_E_INTERRUPTED, "interrupted at draw %lld of %lld",
+                                (long long)(d + 1), (long long)(burnin + samples));
+            break;
+        }
         if (d == burnin) datm_rate_accum_reset(&acc);
         rc = m->ops->eval_step(m, state, d, &acc, err);
         /* how the estimate settles with S (the issue's sample-averaging curve); scoring is
@@ -704,7 +714,19 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     if (!rc) rc = setup_model(&c, err);
     if (!rc) have_model = 1;
     if (!rc) rc = train_stage(&c, err);
-    if (!rc) rc = evaluate_stage(&c, err);
+    if (!rc) {
+        rc = evaluate_stage(&c, err);
+        if (rc == DATM_E_INTERRUPTED) {
+            /* training is complete: checkpoint it so that resume goes straight to evaluation
+             * (the evaluation reads a copy of the chain, so its numbers do not change) */
+            datm_error e = {0};
+            if (do_checkpoint(&c, &e)) datm_warn("checkpoint after the interruption: %s", e.msg);
+            char what[sizeof err->msg];
+            snprintf(what, sizeof what, "%s", err->msg);
+            datm_error_set(err, DATM_E_INTERRUPTED, "%.700s (training is complete; resume "
+                           "with: datm resume %.200s)", what, opts->run_dir);
+        }
+    }
 
     const datm_config *oc = datm_spec_section(spec, DATM_SEC_OUTPUT);
     if (!rc) {
