@@ -41,7 +41,8 @@ typedef struct run_ctx {
     const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
     double macro_f1, predict_s_per_doc;
     /* the final evaluation's perplexity after n draws, at up to SAMPLE_CURVE_MAX points */
-    double sc_n[64], sc_ppl[64], sc_obs[64];
+#define SAMPLE_CURVE_MAX 64
+    double sc_n[SAMPLE_CURVE_MAX], sc_ppl[SAMPLE_CURVE_MAX], sc_obs[SAMPLE_CURVE_MAX];
     int    sc_len;
     datm_class_report report;  /* confusion matrix and per-class F1 (n_classes 0: none) */
 } run_ctx;
@@ -101,23 +102,24 @@ static void tee_log(datm_log_level level, const char *msg, void *user)
 
 /* ---- perplexity (DESIGN section 6) ---- */
 
-/* Accumulates `samples` posterior rates after `burnin` discarded ones, on the evaluation
- * documents' observed part; returns the per-word perplexity of the held-out part and of the
- * observed part, and the wall time of the whole pass. */
 /* Where the final evaluation records its running perplexity: after n collected draws. */
 typedef struct sample_curve {
     double *n, *ppl, *obs;
     int     len, cap;
 } sample_curve;
 
-/* The k-th of 20 evenly spaced checkpoints, rounded up, plus the last draw: the curve costs
- * 20 O(nnz) scorings whatever S is. */
+/* Every floor(S/20) collected draws (every draw when S < 20) and the last one: 20 to 39
+ * O(nnz) scorings whatever S is. */
 static int is_checkpoint(int64_t collected, int64_t samples)
 {
     const int64_t step = samples >= 20 ? samples / 20 : 1;
     return collected == samples || collected % step == 0;
 }
 
+/* Accumulates `samples` posterior rates after `burnin` discarded ones, on the evaluation
+ * documents' observed part; returns the per-word perplexity of the held-out part and of the
+ * observed part, and the wall time of the whole pass; `curve` (may be NULL) gets the running
+ * perplexity at the checkpoints above. */
 static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *held,
                            int64_t burnin, int64_t samples, uint64_t seed, double *ppl,
                            double *ppl_obs, double *secs, const char *progress,
@@ -148,8 +150,8 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
         }
         if (d == burnin) datm_rate_accum_reset(&acc);
         rc = m->ops->eval_step(m, state, d, &acc, err);
-        /* how the estimate settles with S (the issue's sample-averaging curve); scoring is
-         * outside the timed work only in spirit: it is O(nnz), small beside one draw */
+        /* how the estimate settles with S (sample averaging); the scoring is inside the timed
+         * pass, but O(nnz) per checkpoint, small beside one draw */
         if (!rc && curve && d >= burnin && curve->len < curve->cap &&
             is_checkpoint(d - burnin + 1, samples)) {
             curve->n[curve->len] = (double)(d - burnin + 1);
@@ -415,7 +417,7 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
     if (datm_config_bool(ec, "perplexity")) {
         double secs = 0;
         int64_t S = datm_config_int(ec, "samples");
-        sample_curve sc = {c->sc_n, c->sc_ppl, c->sc_obs, 0, 64};
+        sample_curve sc = {c->sc_n, c->sc_ppl, c->sc_obs, 0, SAMPLE_CURVE_MAX};
         rc = eval_perplexity(c->m, &c->data.eval_obs, &c->data.eval_held,
                              datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs,
                              "evaluate", &sc, err);
