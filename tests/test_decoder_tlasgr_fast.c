@@ -3,8 +3,8 @@
  * blocks, AVX2 or portable kernel, OpenMP over blocks) against the plain column-by-column
  * reference (datm_tlasgr_step_ref). Checks, bit for bit, after several steps: Phi, its float
  * mirror, M, r, t and the report, for shapes whose widths are and are not multiples of 8,
- * counts with empty topics, huge counts, tiny eta; with the AVX2 and the portable kernel and
- * with 1 and 2 threads. Also the error path: a NaN count fails on the same step, names the
+ * counts with empty topics, huge counts, tiny eta; with the AVX-512 (where the CPU has it),
+ * the AVX2 and the portable kernel and with 1 and 2 threads. Also the error path: a NaN count fails on the same step, names the
  * same column and leaves the same state (the float mirror there: the rounding of Phi). Prints the time of both on a 2000 x 128 layer. */
 #include <omp.h>
 
@@ -12,6 +12,7 @@
 #include "decoder_testutil.h"
 
 extern int datm_tlasgr_force_scalar;   /* engine/decoder/tlasgr.c */
+extern int datm_tlasgr_force_avx2;
 
 typedef struct tcase {
     const char *name;
@@ -81,10 +82,11 @@ static void run_case(const tcase *c)
     MUST(datm_gbn_create(c->L, c->K, &o, 11, &ref, TU_ERR));
     datm_gbn_stats *s = NULL;
     MUST(datm_gbn_stats_create(ref, &s, TU_ERR));
-    /* variants: (threads, force_scalar) */
-    const int var[3][2] = {{1, 0}, {2, 0}, {2, 1}};
-    datm_gbn *fast[3];
-    for (int i = 0; i < 3; i++) {
+    /* variants: (threads, force_scalar, force_avx2) */
+    enum { NV = 4 };
+    const int var[NV][3] = {{1, 0, 0}, {2, 0, 0}, {2, 1, 0}, {1, 0, 1}};
+    datm_gbn *fast[NV];
+    for (int i = 0; i < NV; i++) {
         MUST(datm_gbn_create(c->L, c->K, &o, 11, &fast[i], TU_ERR));
         datm_gbn_copy(fast[i], ref);
     }
@@ -94,14 +96,15 @@ static void run_case(const tcase *c)
         datm_tlasgr_report rr, rf;
         datm_error er, ef;
         int rc_ref = datm_tlasgr_step_ref(ref, s, c->rho, 99, &rr, &er);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NV; i++) {
             omp_set_num_threads(var[i][0]);
             datm_tlasgr_force_scalar = var[i][1];
+            datm_tlasgr_force_avx2 = var[i][2];
             fill_stats(s, c, it);
             int rc = datm_tlasgr_step(fast[i], s, c->rho, 99, &rf, &ef);
             char what[160];
             snprintf(what, sizeof what, "%s, step %d, %d thread(s)%s", c->name, it, var[i][0],
-                     var[i][1] ? ", portable kernel" : "");
+                     var[i][1] ? ", portable kernel" : var[i][2] ? ", AVX2 kernel" : "");
             CHECK(rc == rc_ref, "%s: status %d vs reference %d", what, rc, rc_ref);
             if (rc && rc_ref)
                 CHECK(strcmp(ef.msg, er.msg) == 0, "%s: error '%s' vs reference '%s'", what,
@@ -111,6 +114,7 @@ static void run_case(const tcase *c)
             compare(fast[i], ref, rc_ref != 0, what);
         }
         datm_tlasgr_force_scalar = 0;
+        datm_tlasgr_force_avx2 = 0;
         omp_set_num_threads(2);
         if (rc_ref) {
             CHECK(c->kind == 3, "%s: reference failed: %s", c->name, er.msg);
@@ -119,7 +123,7 @@ static void run_case(const tcase *c)
     }
     if (c->kind == 3) CHECK(ref->t == 3, "%s: the NaN step did not fail (t = %lld)", c->name,
                             (long long)ref->t);
-    for (int i = 0; i < 3; i++) datm_gbn_destroy(&fast[i]);
+    for (int i = 0; i < NV; i++) datm_gbn_destroy(&fast[i]);
     datm_gbn_stats_destroy(&s);
     datm_gbn_destroy(&ref);
 }

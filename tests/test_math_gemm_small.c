@@ -4,7 +4,9 @@
  * the kernel's 6 x 16 blocks (N % 8 == 0; other N fall back to BLAS and are checked too).
  * Tolerance: 1e-5 of sum_k |a_ik b_kj| (float rounding of K terms, K <= 300). The property the
  * encoder relies on: computing rows [0, m) and [m, M) in two calls gives the same bits as one
- * call, for every split. datm_sgemm_small_bias gives the bits of bias rows + beta = 1. Prints GFLOP/s of both paths at (50, 128) x (128, 128). */
+ * call, for every split. On a CPU with AVX-512F the 512-bit kernel gives the bits of the AVX2
+ * one (shapes at and off its 10 x 32 tiles and 16- and 8-column tails). datm_sgemm_small_bias
+ * gives the bits of bias rows + beta = 1. Prints GFLOP/s of the paths at (50, 128) x (128, 128). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "rand/rand.h"
 
 extern int datm_sgemm_small_force_blas;
+extern int datm_sgemm_small_force_avx2;
 static int fails = 0;
 #define CHECK(c, ...) do { if (!(c)) { if (fails++ < 20) { printf("FAIL: " __VA_ARGS__); printf("\n"); } } } while (0)
 
@@ -51,6 +54,17 @@ static void one(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta, dat
         }
     CHECK(worst < 1e-5, "ta %d tb %d M %lld N %lld K %lld beta %g: error %.3g", ta, tb,
           (long long)M, (long long)N, (long long)K, beta, worst);
+    /* the 512-bit kernel (when the CPU has it) gives the AVX2 kernel's bits */
+    if (N % 8 == 0 && !tb) {
+        memcpy(C2, C0, sizeof(float) * (size_t)(M * ldc));
+        datm_sgemm_small_force_avx2 = 1;
+        datm_sgemm_small(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C2, ldc);
+        datm_sgemm_small_force_avx2 = 0;
+        int same = 1;
+        for (int64_t i = 0; i < M; i++) same &= memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
+        CHECK(same, "ta %d M %lld N %lld K %lld beta %g: AVX-512 and AVX2 kernels differ", ta,
+              (long long)M, (long long)N, (long long)K, beta);
+    }
     /* the same rows from two calls, every split (the kernel path: op(B) = B, N % 8 == 0) */
     for (int64_t m = 1; N % 8 == 0 && !tb && m < M; m += (M > 20 ? 7 : 1)) {   /* BLAS: no */
         memcpy(C2, C0, sizeof(float) * (size_t)(M * ldc));
@@ -69,8 +83,8 @@ int main(void)
 {
     datm_rng r;
     datm_rng_init(&r, 1, DATM_STREAM_TEST, 42);
-    const int64_t Ms[] = {1, 2, 5, 6, 7, 12, 13, 50, 101};
-    const int64_t Ns[] = {8, 16, 24, 32, 40, 64, 128, 1, 10};
+    const int64_t Ms[] = {1, 2, 5, 6, 7, 10, 11, 12, 13, 20, 50, 101};
+    const int64_t Ns[] = {8, 16, 24, 32, 40, 48, 56, 64, 128, 1, 10};
     const int64_t Ks[] = {1, 3, 32, 128, 300};
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
@@ -101,8 +115,9 @@ int main(void)
     static float A[M * K], B[K * N], C[M * N];
     fill(A, M * K, &r);
     fill(B, K * N, &r);
-    for (int force = 0; force < 2; force++) {
-        datm_sgemm_small_force_blas = force;
+    for (int force = 0; force < 3; force++) {   /* default kernel, AVX2 kernel, BLAS */
+        datm_sgemm_small_force_avx2 = force == 1;
+        datm_sgemm_small_force_blas = force == 2;
         double best = 1e30;
         for (int rep = 0; rep < 20; rep++) {
             double t0 = datm_time_now();
@@ -110,10 +125,12 @@ int main(void)
             double dt = (datm_time_now() - t0) / 100;
             best = dt < best ? dt : best;
         }
-        printf("  (%d,%d)x(%d,%d): %s %.1f GFLOP/s\n", M, K, K, N, force ? "BLAS " : "small",
+        printf("  (%d,%d)x(%d,%d): %s %.1f GFLOP/s\n", M, K, K, N,
+               force == 2 ? "BLAS        " : force ? "small, AVX2 " : "small       ",
                2.0 * M * N * K / best * 1e-9);
     }
     datm_sgemm_small_force_blas = 0;
+    datm_sgemm_small_force_avx2 = 0;
     printf(fails ? "FAILED (%d)\n" : "ok\n", fails);
     return fails ? 1 : 0;
 }

@@ -72,6 +72,24 @@ static void test_layout(void)
     for (int i = 0; i < 1000; i++)
         wb[i] = datm_rng_u32(&b);
     CHECK(memcmp(wa, wb, sizeof wa) == 0, "SIMD and portable Philox paths differ");
+    /* Many batches at once (datm_philox_batches: four at a time with AVX-512) are the words
+     * of refill after refill, across the carry from ctr[0] into ctr[1], on both paths. */
+    for (int force = 0; force < 2; force++) {
+        datm_rand_force_scalar = force;
+        static uint32_t bw[11 * 4 * DATM_RNG_BLOCKS];
+        datm_rng_init2(&a, 4, DATM_STREAM_TEST, 7, 3);
+        a.ctr[0] = 0xffffffffu - 5 * DATM_RNG_BLOCKS - 3;
+        b = a;
+        datm_philox_batches(a.key, (uint64_t)a.ctr[0] | ((uint64_t)a.ctr[1] << 32), a.ctr[2],
+                            a.ctr[3], 11, bw);
+        int same = 1;
+        for (int q = 0; q < 11; q++) {
+            datm_rng_refill(&b);
+            same &= memcmp(bw + q * 4 * DATM_RNG_BLOCKS, b.out, sizeof b.out) == 0;
+        }
+        CHECK(same, "datm_philox_batches (%s) differs from refills", force ? "portable" : "SIMD");
+    }
+    datm_rand_force_scalar = 0;
     /* Determinism and sensitivity to every key field. */
     datm_rng base, v;
     datm_rng_init2(&base, 123, DATM_STREAM_DOC, 4, 5);

@@ -188,6 +188,7 @@ typedef struct tl_layer {
     int64_t fx_len;
     int T;
     int avx2;              /* use the AVX2 kernels */
+    int avx512;            /* use the AVX-512 kernels (full blocks) */
 } tl_layer;
 
 /* The block's counts from the accumulators, exactly as datm_gbn_stats_reduce makes them
@@ -236,11 +237,39 @@ static void block_reduce_avx2(const tl_layer *Lr, int64_t k0, double *ab, double
     _mm256_storeu_pd(cs, c0);
     _mm256_storeu_pd(cs + 4, c1);
 }
+
+/* The same with the 8 columns in one 512-bit register: vcvtqq2pd is the exact conversion
+ * (double)acc for every int64 (round to nearest, as C's), so no row needs the scalar way;
+ * the column sums are the same additions in the same order. */
+__attribute__((target("avx512f,avx512dq")))
+static void block_reduce_avx512(const tl_layer *Lr, int64_t k0, double *ab, double *cs)
+{
+    const int64_t R = Lr->R, C = Lr->C, n = Lr->fx_len;
+    const int64_t *fx = Lr->fx;
+    const __m512d scale = _mm512_set1_pd(1.0 / DATM_GBN_FX_SCALE);
+    __m512d c = _mm512_loadu_pd(cs);
+    for (int64_t v = 0; v < R; v++) {
+        const int64_t o = v * C + k0;
+        if (v + 16 < R)
+            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(fx + t * n + o + 16 * C, 0, 3);
+        __m512i a = _mm512_loadu_si512((const void *)(fx + o));
+        for (int t = 1; t < Lr->T; t++)
+            a = _mm512_add_epi64(a, _mm512_loadu_si512((const void *)(fx + t * n + o)));
+        const __m512d d = _mm512_mul_pd(_mm512_cvtepi64_pd(a), scale);
+        _mm512_storeu_pd(ab + v * TL_W, d);
+        c = _mm512_add_pd(c, d);
+    }
+    _mm512_storeu_pd(cs, c);
+}
 #endif
 
 static void block_reduce(const tl_layer *Lr, int64_t k0, int w, double *ab, double *cs)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
+    if (Lr->avx512 && w == TL_W) {
+        block_reduce_avx512(Lr, k0, ab, cs);
+        return;
+    }
     if (Lr->avx2 && w == TL_W) {
         block_reduce_avx2(Lr, k0, ab, cs);
         return;
@@ -458,10 +487,98 @@ static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw
     }
     return ok;
 }
+
+/* block_avx2 with the 8 columns of a row in one 512-bit register: the same IEEE operations
+ * in the same order per column (the build is ISO C: no contraction into FMA), so the same
+ * bits. */
+__attribute__((target("avx512f,avx512dq")))
+static unsigned block_avx512(const tl_layer *Lr, int64_t k0, double *z, double *nw, double *ab)
+{
+    const int64_t R = Lr->R, C = Lr->C;
+    double as[TL_W], bs[TL_W];
+    datm_rng rng[TL_W];
+    const double *Ap;
+    int64_t As;
+    block_setup(Lr, k0, TL_W, as, bs, rng, ab, &Ap, &As);
+    const __m512d a = _mm512_loadu_pd(as), b = _mm512_loadu_pd(bs);
+    const __m512d vrho = _mm512_set1_pd(Lr->rho), vinv = _mm512_set1_pd(Lr->inv);
+    const __m512d veta = _mm512_set1_pd(Lr->eta), two = _mm512_set1_pd(2.0);
+    const __m512d zero = _mm512_setzero_pd(), vfloor = _mm512_set1_pd(Lr->floor);
+    const __m512i zidx = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7),
+                                            _mm512_set1_epi64(TL_CH));
+    __m512d s = zero, s2 = zero, mx = zero;
+    __mmask8 fin = 0xFF;
+    for (int64_t v0 = 0; v0 < R; v0 += TL_CH) {
+        const int64_t n = R - v0 < TL_CH ? R - v0 : TL_CH;
+        for (int j = 0; j < TL_W; j++) datm_rng_normal_fill(&rng[j], z + j * TL_CH, (size_t)n);
+        for (int64_t v = v0; v < v0 + n; v++) {
+            const double *pr = Lr->phi + v * C + k0, *ar = Ap + v * As;
+            if (v + TL_PF < R) {
+                _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+                _mm_prefetch((const char *)(ar + TL_PF * As), _MM_HINT_T0);
+            }
+            const __m512d p = _mm512_loadu_pd(pr), av = _mm512_loadu_pd(ar);
+            const __m512d drift = _mm512_sub_pd(
+                _mm512_add_pd(_mm512_mul_pd(_mm512_mul_pd(vrho, av), vinv), veta),
+                _mm512_mul_pd(b, p));
+            const __m512d sd = _mm512_sqrt_pd(_mm512_mul_pd(_mm512_mul_pd(two, a),
+                                                            _mm512_max_pd(p, zero)));
+            const __m512d zz = _mm512_i64gather_pd(zidx, z + (v - v0), 8);
+            const __m512d x = _mm512_add_pd(_mm512_add_pd(p, _mm512_mul_pd(a, drift)),
+                                            _mm512_mul_pd(sd, zz));
+            _mm512_storeu_pd(nw + v * TL_W, x);
+            s = _mm512_add_pd(s, x);
+        }
+    }
+    const __m512d d = _mm512_sub_pd(s, _mm512_set1_pd(1.0));
+    const __m512d absmask = _mm512_castsi512_pd(_mm512_set1_epi64(0x7FFFFFFFFFFFFFFFLL));
+    for (int64_t v = 0; v < R; v++) {
+        const double *pr = Lr->phi + v * C + k0;
+        if (v + TL_PF < R) _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+        __m512d x = _mm512_sub_pd(_mm512_loadu_pd(nw + v * TL_W),
+                                  _mm512_mul_pd(d, _mm512_loadu_pd(pr)));
+        /* keep x when x >= floor or x is NaN, else floor */
+        const __mmask8 keep = _mm512_cmp_pd_mask(x, vfloor, _CMP_GE_OQ) |
+                              _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q);
+        x = _mm512_mask_blend_pd(keep, vfloor, x);
+        _mm512_storeu_pd(nw + v * TL_W, x);
+        s2 = _mm512_add_pd(s2, x);
+        fin &= _mm512_cmp_pd_mask(_mm512_sub_pd(x, x), zero, _CMP_EQ_OQ);
+        mx = _mm512_max_pd(mx, _mm512_and_pd(x, absmask));
+    }
+    const __m512d q = _mm512_div_pd(mx, s2);
+    const unsigned ok = fin & _mm512_cmp_pd_mask(_mm512_sub_pd(q, q), zero, _CMP_EQ_OQ);
+    if (ok == 0xFFu) {
+        for (int64_t v = 0; v < R; v++) {
+            double *pr = Lr->phi + v * C + k0;
+            float *fr = Lr->phi_f + v * C + k0;
+            if (v + TL_PF < R) {
+                _mm_prefetch((const char *)(pr + TL_PF * C), _MM_HINT_T0);
+                _mm_prefetch((const char *)(fr + TL_PF * C), _MM_HINT_T0);
+            }
+            const __m512d x = _mm512_div_pd(_mm512_loadu_pd(nw + v * TL_W), s2);
+            _mm512_storeu_pd(pr, x);
+            _mm256_storeu_ps(fr, _mm512_cvtpd_ps(x));
+        }
+    } else {
+        double s2s[TL_W];
+        _mm512_storeu_pd(s2s, s2);
+        for (int64_t v = 0; v < R; v++)
+            for (int j = 0; j < TL_W; j++)
+                if (ok >> j & 1) {
+                    double x = nw[v * TL_W + j] / s2s[j];
+                    Lr->phi[v * C + k0 + j] = x;
+                    Lr->phi_f[v * C + k0 + j] = (float)x;
+                }
+    }
+    return ok;
+}
 #endif
 
 /* Tests set this to 1 to run the portable block kernel instead of the AVX2 one. */
 int datm_tlasgr_force_scalar = 0;
+/* Tests set this to 1 to run the AVX2 kernels on a CPU that has AVX-512. */
+int datm_tlasgr_force_avx2 = 0;
 /* Tests set this to 1 to reduce dirty stats by datm_gbn_stats_reduce first (no fusion). */
 int datm_tlasgr_no_fused = 0;
 
@@ -499,6 +616,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
 #ifdef TL_HAVE_AVX2
     use_avx2 = !datm_tlasgr_force_scalar && __builtin_cpu_supports("avx2");
 #endif
+    const int use_avx512 = use_avx2 && !datm_tlasgr_force_avx2 &&
+                           __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 
     int64_t maxR = 1;
     for (int l = 1; l <= g->L; l++) maxR = g->K[l - 1] > maxR ? g->K[l - 1] : maxR;
@@ -520,7 +639,7 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                             inv, g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
                             seed, (uint64_t)t * 64 + (uint64_t)l,
                             fused ? s->fx + s->fx_off[l] : NULL, s->fx_len, s->n_threads,
-                            use_avx2};
+                            use_avx2, use_avx512};
         Lr[l] = x;
         first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
         bad[l] = -1;
@@ -539,7 +658,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         const int w = (int)(ly->C - k0 < TL_W ? ly->C - k0 : TL_W);
         unsigned ok;
 #ifdef TL_HAVE_AVX2
-        if (use_avx2 && w == TL_W) ok = block_avx2(ly, k0, z, nw, ab);
+        if (use_avx512 && w == TL_W) ok = block_avx512(ly, k0, z, nw, ab);
+        else if (use_avx2 && w == TL_W) ok = block_avx2(ly, k0, z, nw, ab);
         else
 #endif
             ok = block_scalar(ly, k0, w, z, nw, ab);

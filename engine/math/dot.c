@@ -5,7 +5,7 @@
  * it cannot be vectorised without changing its rounding, so it runs at ~1 flop per cycle. */
 #include "math/math.h"
 
-__attribute__((target_clones("arch=x86-64-v3", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 double datm_dot_f32_f64(const float *a, const float *b, int64_t n)
 {
     double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};

@@ -21,7 +21,7 @@
 
 /* Put on a function whose loops use these: gcc compiles it twice (AVX2+FMA and baseline
  * x86-64) and picks one at load time, so the default build still gets 8-wide vectors. */
-#define DATM_VEC_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define DATM_VEC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 
 static inline __attribute__((always_inline)) float datm_vbits2f(int32_t i)
 {

@@ -129,7 +129,32 @@ void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
     if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) run = zig_run_avx2;
 #endif
     size_t i = 0;
+    enum { NB = 16, WB = 4 * DATM_RNG_BLOCKS };   /* bulk: up to NB batches of WB words */
+    uint32_t bulk[NB * WB];
     while (i < n) {
+        if (r->left == 0 && n - i >= 2 * WB) {
+            /* Buffer empty and many values to go: the next batches of the stream at once
+             * (datm_philox_batches), the run over all of them, then r is left exactly as
+             * batch-by-batch refills would leave it at the first unused word: that batch in
+             * r->out, the counter just past it. */
+            const uint64_t c = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
+            size_t nb = (2 * (n - i) + WB - 1) / WB;
+            if (nb > NB) nb = NB;
+            datm_philox_batches(r->key, c, r->ctr[2], r->ctr[3], (int64_t)nb, bulk);
+            size_t m = nb * WB / 2;
+            if (m > n - i) m = n - i;
+            const size_t j = run(bulk, m, out + i);
+            i += j;
+            const size_t q = 2 * j / WB, p = 2 * j % WB;   /* batch and word of the next use */
+            const uint64_t cn = c + (uint64_t)(q + (q < nb)) * DATM_RNG_BLOCKS;
+            r->ctr[0] = (uint32_t)cn;
+            r->ctr[1] = (uint32_t)(cn >> 32);
+            /* (all used: the last batch, none left, as a refill would have it) */
+            memcpy(r->out, bulk + (q < nb ? q : nb - 1) * WB, sizeof r->out);
+            r->left = q < nb ? (int)(WB - p) : 0;
+            if (j < m) out[i++] = datm_normal_inline(r);   /* the rejected try, done in full */
+            continue;
+        }
         if (r->left == 0) datm_rng_refill(r);
         if (r->left < 2 || (r->left & 1)) {
             out[i++] = datm_normal_inline(r);

@@ -30,6 +30,12 @@
 /* Tests set this to 1 to run the portable block path instead of the AVX2 one. */
 extern int datm_rand_force_scalar;
 
+/* nbatch batches of DATM_RNG_BLOCKS blocks from block counter ctr01 (stream words c2, c3)
+ * into out (4 DATM_RNG_BLOCKS words per batch): the words datm_rng_refill would give batch
+ * after batch, made several batches at a time where the CPU allows. */
+void datm_philox_batches(const uint32_t key[2], uint64_t ctr01, uint32_t c2, uint32_t c3,
+                         int64_t nbatch, uint32_t *out);
+
 /* 256-layer ziggurat for exp(-x^2/2) (ziggurat_table.c, made by gen_ziggurat.py):
  * x[0] = v / f(r) (base strip), x[1] = r, ..., x[256] = 0; f[i] = exp(-x[i]^2/2). */
 extern const double datm_zig_r;
