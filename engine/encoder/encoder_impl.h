@@ -744,6 +744,41 @@ VEC_ATTR static void ENC(swgrad_cols)(const datm_csr *X, const R *xval, int64_t 
     }
 }
 
+/* Rows v0..v1 of dW (V, n_out) = X^T dY for sparse X with values xval (absolute p): the
+ * rows are zeroed as one range, then every nonzero whose word falls in the range adds its
+ * whole row (the nonzeros in the order of swgrad_cols, so each entry gets the same additions
+ * in the same order: the same bits). A split of the words, not of the columns, keeps each
+ * thread's zeroing contiguous and its updates whole rows. */
+VEC_ATTR static void ENC(swgrad_rows)(const datm_csr *X, const R *xval, int64_t n_out,
+                                      const R *dY, R *dW, int64_t v0, int64_t v1)
+{
+    if (v1 <= v0) return;
+    memset(dW + v0 * n_out, 0, (size_t)((v1 - v0) * n_out) * sizeof(R));
+    for (int64_t i = 0; i < X->n_rows; i++) {
+        const R *d = dY + i * n_out;
+        for (int64_t p = X->row_ptr[i]; p < X->row_ptr[i + 1]; p++) {
+            const int64_t vv = X->col[p];
+            if (vv < v0 || vv >= v1) continue;
+            R *w = dW + vv * n_out;
+            const R x = xval[p];
+#pragma omp simd
+            for (int64_t j = 0; j < n_out; j++) w[j] += x * d[j];
+        }
+    }
+}
+
+/* db (n_out) columns c0..c1 = column sums of dY over the B rows (the bias part of
+ * swgrad_cols, in its order). */
+static void ENC(colsum_cols)(int64_t B, int64_t n_out, const R *dY, R *db, int64_t c0, int64_t c1)
+{
+    for (int64_t j = c0; j < c1; j++) db[j] = 0;
+    for (int64_t i = 0; i < B; i++) {
+        const R *d = dY + i * n_out;
+#pragma omp simd
+        for (int64_t j = c0; j < c1; j++) db[j] += d[j];
+    }
+}
+
 int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
                                const R *const *dtheta_extra, R *grad, R *const *dphi,
                                datm_error *err)
@@ -807,8 +842,9 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
                                     grad + v[e->iW3[l]].offset, grad + v[e->ib3[l]].offset,
                                     COLS(e->H[l]));
             }
-            ENC(swgrad_cols)(X, ws->x0, e->H[1], ws->dz3[1], grad + v[e->iW3[1]].offset,
-                             grad + v[e->ib3[1]].offset, COLS(e->H[1]));
+            ENC(swgrad_rows)(X, ws->x0, e->H[1], ws->dz3[1], grad + v[e->iW3[1]].offset,
+                             COLS(e->K[0]));
+            ENC(colsum_cols)(B, e->H[1], ws->dz3[1], grad + v[e->ib3[1]].offset, COLS(e->H[1]));
             if (dphi) {
                 for (int l = 1; l < L; l++) {
                     if (!dphi[l + 1]) continue;
