@@ -5,6 +5,7 @@
  * Usage: bench_samplers [seconds_per_case (default 0.3)] */
 #include "core/core.h"
 #include "rand/rand.h"
+#include "math/math.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -120,6 +121,7 @@ static double run(const bench_case *c, int64_t n, int threads, double *sum, doub
 
 int main(int argc, char **argv)
 {
+    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
     double target = argc > 1 ? atof(argv[1]) : 0.3;
     for (int i = 0; i < 128; i++)
         cumsum128[i] = (i ? cumsum128[i - 1] : 0.0) + 1.0 + (i % 5);

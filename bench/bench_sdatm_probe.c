@@ -26,6 +26,7 @@
 #include "eval/logreg.h"
 #include "data/data.h"
 #include "io/h5.h"
+#include "math/math.h"
 
 static double err_of(const float *P, const int32_t *y, int64_t n, int C)
 {
@@ -182,6 +183,7 @@ static int drift_run(const char *dir)
 
 int main(int argc, char **argv)
 {
+    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
     omp_set_num_threads(1);
     if (argc >= 3 && !strcmp(argv[1], "--eval")) {
         datm_log_set_level(DATM_LOG_WARN);

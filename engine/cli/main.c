@@ -1,10 +1,12 @@
 /* engine/cli/main.c: entry point of the `datm` command; dispatches to subcommands. */
+#include <cblas.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "core/core.h"
+#include "math/math.h"
 
 /* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
 int datm_cmd_run(int argc, char **argv);
@@ -49,6 +51,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
     setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
     if (argc < 2) { usage(stderr); return DATM_EXIT_USAGE; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) {
         printf("datm %s (%s)\n", datm_version_string(), datm_git_commit());
+        printf("BLAS: %s\n", openblas_get_config());   /* the kernel family is its last word but one */
         return DATM_EXIT_OK;
     }
     for (const datm_cli_command *c = commands; c->name; c++)

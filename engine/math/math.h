@@ -60,6 +60,12 @@ void datm_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, doubl
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
 
+/* Call first thing in main(): when OpenBLAS did not recognise this CPU and fell back to its
+ * Prescott kernels although the CPU has AVX2 / AVX-512, sets OPENBLAS_CORETYPE to the
+ * matching family and restarts the program with argv (engine/math/blas_core.c; a no-op when
+ * OPENBLAS_CORETYPE is set or DATM_BLAS_KEEP_CORE=1). Returns only when nothing was done. */
+void datm_blas_select_core(char **argv);
+
 /* sum_k (double)a[k] b[k], k < n, as 8 partial sums (k mod 8) combined in a fixed order: the
  * same value on every machine and thread count; vectorised (engine/math/dot.c). */
 double datm_dot_f32_f64(const float *a, const float *b, int64_t n);

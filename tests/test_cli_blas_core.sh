@@ -1,0 +1,36 @@
+#!/bin/bash
+# ctest-labels: unit  ctest-timeout: 60
+# tests/test_cli_blas_core.sh: datm makes OpenBLAS use the kernels of the CPU
+# (engine/math/blas_core.c). `datm --version` prints the BLAS configuration, whose last word
+# but one names the kernel family in use.
+# - a user's OPENBLAS_CORETYPE is kept (Haswell asked, Haswell used; on CPUs with AVX2+FMA);
+# - where OpenBLAS on its own falls back to Prescott (DATM_BLAS_KEEP_CORE=1 shows what it
+#   picks) on a CPU with AVX2+FMA, plain datm runs with a newer family instead; where it does
+#   not fall back, datm keeps its choice.
+# Skips (77) when the binary is missing.
+set -u
+DATM=${DATM_BIN:-build/datm}
+[ -x "$DATM" ] || { echo "skip: $DATM not built"; exit 77; }
+fail=0
+check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+core() { "$@" --version | sed -n 's/^BLAS: .* \([A-Za-z0-9]*\) MAX_THREADS=.*/\1/p'; }
+
+v=$("$DATM" --version)
+check 'echo "$v" | grep -q "^BLAS: OpenBLAS"' "--version prints the BLAS configuration"
+unset OPENBLAS_CORETYPE
+own=$(DATM_BLAS_KEEP_CORE=1 core "$DATM")
+ours=$(core "$DATM")
+echo "OpenBLAS's own choice: $own; datm's: $ours"
+check '[ -n "$own" ] && [ -n "$ours" ]' "the kernel family is read from --version"
+if grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+    forced=$(OPENBLAS_CORETYPE=Haswell core "$DATM")
+    check '[ "$forced" = Haswell ]' "OPENBLAS_CORETYPE=Haswell is kept (got '$forced')"
+    if [ "$own" = Prescott ]; then
+        check '[ "$ours" != Prescott ]' "Prescott fallback replaced on an AVX2 CPU (got '$ours')"
+    else
+        check '[ "$ours" = "$own" ]' "OpenBLAS's own choice kept when it recognised the CPU"
+    fi
+else
+    check '[ "$ours" = "$own" ]' "no AVX2: OpenBLAS's own choice kept"
+fi
+exit $fail
