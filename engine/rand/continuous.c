@@ -116,17 +116,75 @@ static size_t zig_run_avx2(const uint32_t *w, size_t m, double *out)
     }
     return j;
 }
+
+/* zig_try4_avx2 for eight tries (16 words) in 512-bit registers, the table entries by two
+ * gathers: the same operations per lane, so the same values and acceptances. Returns the
+ * mask of the accepted lanes; their values in *xv. */
+__attribute__((target("avx512f")))
+static inline unsigned zig_try8_avx512(const uint32_t *w, __m512d *xv)
+{
+    const __m512i bit8 = _mm512_set1_epi64(256), low8 = _mm512_set1_epi64(255);
+    const __m512i magic = _mm512_set1_epi64(0x4330000000000000LL);
+    const __m512d two52 = _mm512_set1_pd(0x1p52), scale = _mm512_set1_pd(0x1p-52);
+    const __m512i b = _mm512_shuffle_epi32(_mm512_loadu_si512((const void *)w), 0xB1);
+    const __m512i li = _mm512_and_si512(b, low8);
+    const __m512d xi = _mm512_i64gather_pd(li, datm_zig_x, 8);
+    const __m512d xi1 = _mm512_i64gather_pd(li, datm_zig_x + 1, 8);
+    const __m512d k = _mm512_sub_pd(
+        _mm512_castsi512_pd(_mm512_or_si512(_mm512_srli_epi64(b, 12), magic)), two52);
+    const __m512d x = _mm512_mul_pd(_mm512_mul_pd(k, scale), xi);
+    const unsigned acc = _mm512_cmp_pd_mask(x, xi1, _CMP_LT_OQ);
+    *xv = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x),
+                                               _mm512_slli_epi64(_mm512_and_si512(b, bit8), 55)));
+    return acc;
+}
+
+/* zig_run_avx2 eight tries at a time; the last 0-7 tries go to zig_run_avx2. */
+__attribute__((target("avx512f,avx2")))
+static size_t zig_run_avx512(const uint32_t *w, size_t m, double *out)
+{
+    size_t j = 0;
+    for (; j + 8 <= m; j += 8) {
+        __m512d x;
+        const unsigned acc = zig_try8_avx512(w + 2 * j, &x);
+        if (acc == 0xFFu) {
+            _mm512_storeu_pd(out + j, x);
+            continue;
+        }
+        double t[8];
+        _mm512_storeu_pd(t, x);
+        const int n = __builtin_ctz(~acc);   /* first rejected lane */
+        for (int q = 0; q < n; q++) out[j + (size_t)q] = t[q];
+        return j + (size_t)n;
+    }
+    return j + zig_run_avx2(w + 2 * j, m - j, out + j);
+}
 #endif
 
 /* Whole buffers at a time: the pairs of words left in r->out are tries of the ziggurat's
  * fast path, taken in order; at the first try that falls outside its layer's rectangle the
  * scalar sampler takes over for that one value (it consumes the same words the call-by-call
  * sampler would), then the buffered run resumes. Same words, same order, same values. */
+/* r as batch-by-batch refills leave it with word pos of the nb batches in bulk (made from
+ * block counter c) next: that word's batch in r->out, the counter just past it; pos == nb
+ * batches: the last batch, none left. */
+static void bulk_sync(datm_rng *r, uint64_t c, const uint32_t *bulk, size_t nb, size_t pos)
+{
+    enum { WB = 4 * DATM_RNG_BLOCKS };
+    const size_t q = pos / WB, p = pos % WB;
+    const uint64_t cn = c + (uint64_t)(q < nb ? q + 1 : nb) * DATM_RNG_BLOCKS;
+    r->ctr[0] = (uint32_t)cn;
+    r->ctr[1] = (uint32_t)(cn >> 32);
+    memcpy(r->out, bulk + (q < nb ? q : nb - 1) * WB, sizeof r->out);
+    r->left = q < nb ? (int)(WB - p) : 0;
+}
+
 void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
 {
     size_t (*run)(const uint32_t *, size_t, double *) = zig_run_scalar;
 #ifdef DATM_HAVE_AVX2_ZIG
     if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) run = zig_run_avx2;
+    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx512f")) run = zig_run_avx512;
 #endif
     size_t i = 0;
     enum { NB = 16, WB = 4 * DATM_RNG_BLOCKS };   /* bulk: up to NB batches of WB words */
@@ -134,25 +192,36 @@ void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
     while (i < n) {
         if (r->left == 0 && n - i >= 2 * WB) {
             /* Buffer empty and many values to go: the next batches of the stream at once
-             * (datm_philox_batches), the run over all of them, then r is left exactly as
-             * batch-by-batch refills would leave it at the first unused word: that batch in
-             * r->out, the counter just past it. */
+             * (datm_philox_batches) and the runs over them. A rejected try is done in full
+             * by the scalar sampler from r, set to the try's word exactly as batch-by-batch
+             * refills would have it (bulk_sync); the run then resumes in the buffer at the
+             * word where that sampler stopped. At the end r is left at the first unused
+             * word, in the same state. */
             const uint64_t c = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
             size_t nb = (2 * (n - i) + WB - 1) / WB;
             if (nb > NB) nb = NB;
             datm_philox_batches(r->key, c, r->ctr[2], r->ctr[3], (int64_t)nb, bulk);
-            size_t m = nb * WB / 2;
-            if (m > n - i) m = n - i;
-            const size_t j = run(bulk, m, out + i);
-            i += j;
-            const size_t q = 2 * j / WB, p = 2 * j % WB;   /* batch and word of the next use */
-            const uint64_t cn = c + (uint64_t)(q + (q < nb)) * DATM_RNG_BLOCKS;
-            r->ctr[0] = (uint32_t)cn;
-            r->ctr[1] = (uint32_t)(cn >> 32);
-            /* (all used: the last batch, none left, as a refill would have it) */
-            memcpy(r->out, bulk + (q < nb ? q : nb - 1) * WB, sizeof r->out);
-            r->left = q < nb ? (int)(WB - p) : 0;
-            if (j < m) out[i++] = datm_normal_inline(r);   /* the rejected try, done in full */
+            const size_t end = nb * WB;
+            size_t pos = 0;   /* next unused word of the buffer */
+            int r_at_pos = 0;  /* r's own state is already the one at pos */
+            while (i < n && pos + 2 <= end && !(pos & 1)) {
+                size_t m = (end - pos) / 2;
+                if (m > n - i) m = n - i;
+                const size_t j = run(bulk + pos, m, out + i);
+                i += j;
+                pos += 2 * j;
+                if (j == m) {   /* done, or the buffer used up */
+                    r_at_pos = 0;
+                    break;
+                }
+                bulk_sync(r, c, bulk, nb, pos);
+                out[i++] = datm_normal_inline(r);   /* the rejected try, done in full */
+                r_at_pos = 1;
+                const uint64_t cn = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
+                pos = (size_t)(cn - c) * 4 - (size_t)r->left;
+                if (pos >= end) break;   /* the sampler read past the buffer */
+            }
+            if (!r_at_pos) bulk_sync(r, c, bulk, nb, pos);
             continue;
         }
         if (r->left == 0) datm_rng_refill(r);

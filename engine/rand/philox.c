@@ -214,16 +214,19 @@ void datm_rng_uniform_fill_f(datm_rng *r, float *out, size_t n) /* out: (n) */
         out[i++] = datm_rng_uniform_f(r);
     /* Now r->left == 0 (or done): whole blocks straight from the counter, in the same
      * order datm_rng_u32 would have produced them. */
-    uint32_t w[4 * DATM_FILL_BATCH];
-    while (n - i >= 4 * DATM_FILL_BATCH) {
+    enum { NB = 8, WB = 4 * DATM_FILL_BATCH };   /* up to NB batches per generator call */
+    uint32_t w[NB * WB];
+    while (n - i >= WB) {
         uint64_t c = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
-        philox_batch(r->key, c, r->ctr[2], r->ctr[3], w);
-        c += DATM_FILL_BATCH;
+        size_t nb = (n - i) / WB;
+        if (nb > NB) nb = NB;
+        datm_philox_batches(r->key, c, r->ctr[2], r->ctr[3], (int64_t)nb, w);
+        c += (uint64_t)nb * DATM_FILL_BATCH;
         r->ctr[0] = (uint32_t)c;
         r->ctr[1] = (uint32_t)(c >> 32);
-        for (int j = 0; j < 4 * DATM_FILL_BATCH; j++)
-            out[i + (size_t)j] = ((float)(int32_t)(w[j] >> 9) + 0.5f) * 0x1p-23f;
-        i += 4 * DATM_FILL_BATCH;
+        for (size_t j = 0; j < nb * WB; j++)
+            out[i + j] = ((float)(int32_t)(w[j] >> 9) + 0.5f) * 0x1p-23f;
+        i += nb * WB;
     }
     while (i < n)
         out[i++] = datm_rng_uniform_f(r);
