@@ -14,7 +14,7 @@
 enum { CHUNK = 1 << 14 };
 
 typedef enum {
-    K_UNIFORM, K_UNIFORM_FILL_F, K_NORMAL, K_GAMMA, K_LOG_GAMMA, K_WEIBULL, K_POISSON,
+    K_UNIFORM, K_UNIFORM_FILL_F, K_NORMAL, K_NORMAL_FILL, K_GAMMA, K_LOG_GAMMA, K_WEIBULL, K_POISSON,
     K_CRT, K_CATEGORICAL, K_BETA
 } kind;
 
@@ -28,6 +28,7 @@ static const bench_case cases[] = {
     { "uniform (double)", K_UNIFORM, 0, 0 },
     { "uniform_fill_f (float)", K_UNIFORM_FILL_F, 0, 0 },
     { "normal", K_NORMAL, 0, 0 },
+    { "normal_fill (256 at a time)", K_NORMAL_FILL, 0, 0 },
     { "gamma(0.01)", K_GAMMA, 0.01, 0 },
     { "gamma(0.5)", K_GAMMA, 0.5, 0 },
     { "gamma(1)", K_GAMMA, 1.0, 0 },
@@ -68,6 +69,14 @@ static double run_chunk(const bench_case *c, int64_t chunk)
         for (int i = 0; i < CHUNK; i++)
             s += datm_rng_normal(&r);
         break;
+    case K_NORMAL_FILL: {   /* as TLASGR draws a column's noise: runs of 256 values */
+        double buf[256];
+        for (int i = 0; i < CHUNK; i += 256) {
+            datm_rng_normal_fill(&r, buf, 256);
+            s += buf[0] + buf[255];
+        }
+        break;
+    }
     case K_GAMMA:
         for (int i = 0; i < CHUNK; i++)
             s += datm_rng_gamma(&r, c->a);
