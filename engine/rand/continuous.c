@@ -161,10 +161,6 @@ static size_t zig_run_avx512(const uint32_t *w, size_t m, double *out)
 }
 #endif
 
-/* Whole buffers at a time: the pairs of words left in r->out are tries of the ziggurat's
- * fast path, taken in order; at the first try that falls outside its layer's rectangle the
- * scalar sampler takes over for that one value (it consumes the same words the call-by-call
- * sampler would), then the buffered run resumes. Same words, same order, same values. */
 /* r as batch-by-batch refills leave it with word pos of the nb batches in bulk (made from
  * block counter c) next: that word's batch in r->out, the counter just past it; pos == nb
  * batches: the last batch, none left. */
@@ -179,6 +175,10 @@ static void bulk_sync(datm_rng *r, uint64_t c, const uint32_t *bulk, size_t nb, 
     r->left = q < nb ? (int)(WB - p) : 0;
 }
 
+/* Whole buffers at a time: the pairs of words left in r->out are tries of the ziggurat's
+ * fast path, taken in order; at the first try that falls outside its layer's rectangle the
+ * scalar sampler takes over for that one value (it consumes the same words the call-by-call
+ * sampler would), then the buffered run resumes. Same words, same order, same values. */
 void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
 {
     size_t (*run)(const uint32_t *, size_t, double *) = zig_run_scalar;
