@@ -322,6 +322,22 @@ static void block_setup(const tl_layer *Lr, int64_t k0, int w, double *a, double
     }
 }
 
+/* Writes the columns j < w of the block whose bit is set in ok: the new rows nw (R, TL_W)
+ * divided by their column sums s2, to phi and its float mirror (the other columns stay as
+ * they were). */
+static void store_columns(const tl_layer *Lr, int64_t k0, int w, const double *nw,
+                          const double *s2, unsigned ok)
+{
+    const int64_t R = Lr->R, C = Lr->C;
+    for (int64_t v = 0; v < R; v++)
+        for (int j = 0; j < w; j++)
+            if (ok >> j & 1) {
+                double x = nw[v * TL_W + j] / s2[j];
+                Lr->phi[v * C + k0 + j] = x;
+                Lr->phi_f[v * C + k0 + j] = (float)x;
+            }
+}
+
 /* Portable kernel for w <= TL_W columns; z (TL_W, TL_CH) noise scratch, nw (R, TL_W) the
  * new block. Returns a bit mask of the columns whose projected values are all finite (those
  * are written to phi and phi_f; the others are left as they were). All finite after the
@@ -368,13 +384,7 @@ static unsigned block_scalar(const tl_layer *Lr, int64_t k0, int w, double *z, d
     }
     unsigned ok = 0;
     for (int j = 0; j < w; j++) ok |= (unsigned)(fin[j] && isfinite(mx[j] / s2[j])) << j;
-    for (int64_t v = 0; v < R; v++)
-        for (int j = 0; j < w; j++)
-            if (ok >> j & 1) {
-                double x = nw[v * TL_W + j] / s2[j];
-                Lr->phi[v * C + k0 + j] = x;
-                Lr->phi_f[v * C + k0 + j] = (float)x;
-            }
+    store_columns(Lr, k0, w, nw, s2, ok);
     return ok;
 }
 
@@ -477,13 +487,7 @@ static unsigned block_avx2(const tl_layer *Lr, int64_t k0, double *z, double *nw
         double s2s[TL_W];
         _mm256_storeu_pd(s2s, s2[0]);
         _mm256_storeu_pd(s2s + 4, s2[1]);
-        for (int64_t v = 0; v < R; v++)
-            for (int j = 0; j < TL_W; j++)
-                if (ok >> j & 1) {
-                    double x = nw[v * TL_W + j] / s2s[j];
-                    Lr->phi[v * C + k0 + j] = x;
-                    Lr->phi_f[v * C + k0 + j] = (float)x;
-                }
+        store_columns(Lr, k0, TL_W, nw, s2s, ok);
     }
     return ok;
 }
@@ -563,13 +567,7 @@ static unsigned block_avx512(const tl_layer *Lr, int64_t k0, double *z, double *
     } else {
         double s2s[TL_W];
         _mm512_storeu_pd(s2s, s2);
-        for (int64_t v = 0; v < R; v++)
-            for (int j = 0; j < TL_W; j++)
-                if (ok >> j & 1) {
-                    double x = nw[v * TL_W + j] / s2s[j];
-                    Lr->phi[v * C + k0 + j] = x;
-                    Lr->phi_f[v * C + k0 + j] = (float)x;
-                }
+        store_columns(Lr, k0, TL_W, nw, s2s, ok);
     }
     return ok;
 }
