@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eval/classify.h"
+#include "dlda_common.h"
 #include "io/h5.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
@@ -636,6 +637,42 @@ static int snapshot_take(sdatm *s, datm_error *err)
     return DATM_OK;
 }
 
+/* The best state's snapshot in a checkpoint (group SNAPSHOT_GROUP: encoder and head as flat
+ * arrays, the decoder's views under "decoder"), so that a resumed run restores the same best
+ * state at its end as the uninterrupted run would. Written only while training goes on (after
+ * a stop the model's own state is the best). */
+#define SNAPSHOT_GROUP "early_stopping_best"
+
+static int snapshot_save(const sdatm *s, struct datm_h5 *g, datm_error *err)
+{
+    datm_h5 *gs = NULL, *gd = NULL;
+    const int64_t ne[1] = {s->w->enc->params.size}, nh[1] = {s->hp.size};
+    int rc = datm_h5_group(g, SNAPSHOT_GROUP, 1, &gs, err);
+    if (!rc) rc = datm_h5_write_f32(gs, "encoder", s->best_enc, 1, ne, err);
+    if (!rc) rc = datm_h5_write_f32(gs, "head", s->best_head, 1, nh, err);
+    if (!rc) rc = datm_h5_group(gs, "decoder", 1, &gd, err);
+    if (!rc) rc = dlda_save_gbn(s->best_gbn, gd, err);
+    datm_h5_close(&gd);
+    datm_h5_close(&gs);
+    return rc;
+}
+
+/* Reads the snapshot written by snapshot_save (allocating it like snapshot_take). */
+static int snapshot_load(sdatm *s, struct datm_h5 *g, datm_error *err)
+{
+    int rc = snapshot_take(s, err);
+    datm_h5 *gs = NULL, *gd = NULL;
+    const int64_t ne[1] = {s->w->enc->params.size}, nh[1] = {s->hp.size};
+    if (!rc) rc = datm_h5_group(g, SNAPSHOT_GROUP, 0, &gs, err);
+    if (!rc) rc = datm_h5_read_f32(gs, "encoder", s->best_enc, 1, ne, err);
+    if (!rc) rc = datm_h5_read_f32(gs, "head", s->best_head, 1, nh, err);
+    if (!rc) rc = datm_h5_group(gs, "decoder", 0, &gd, err);
+    if (!rc) rc = dlda_load_gbn(s->best_gbn, gd, err);
+    datm_h5_close(&gd);
+    datm_h5_close(&gs);
+    return rc;
+}
+
 /* Snapshot -> model (optimiser moments are left as they are: training does not go on). */
 static void snapshot_restore(sdatm *s)
 {
@@ -851,6 +888,7 @@ int sdatm_save(const datm_model *m, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_write_scalar(gh, "adam_t", (double)s->adam.t, err);
     datm_h5_close(&gh);
     if (!rc && s->val.n) rc = sdatm_val_save(&s->val, g, err);
+    if (!rc && s->val.n && s->best_enc && !s->val.stopped_epoch) rc = snapshot_save(s, g, err);
     return rc;
 }
 
@@ -874,6 +912,10 @@ int sdatm_load(datm_model *m, struct datm_h5 *g, datm_error *err)
     if (!rc) s->adam.t = (int64_t)t;
     datm_h5_close(&gh);
     if (!rc && s->val.n) rc = sdatm_val_load(&s->val, g, err);
-    if (!rc && s->val.n && s->val.stopped_epoch) rc = snapshot_take(s, err);
+    if (!rc && s->val.n) {
+        if (s->val.stopped_epoch) rc = snapshot_take(s, err);   /* the saved state is the best */
+        else if (datm_h5_exists(g, SNAPSHOT_GROUP)) rc = snapshot_load(s, g, err);
+        else s->val.best = -1;   /* a file from before snapshots were saved: a new best starts */
+    }
     return rc;
 }

@@ -171,8 +171,7 @@ int sdatm_val_load(sdatm_val *v, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_attr_get_i64(gv, "best_epoch", &best_epoch, err);
     if (!rc) {
         v->stopped_epoch = stopped;
-        /* the best's snapshot is only in memory: after a stop the saved state is that best */
-        for (int64_t i = 0; stopped && i < v->n_checks; i++)
+        for (int64_t i = 0; i < v->n_checks; i++)
             if (v->epoch[i] == best_epoch) v->best = i;
     }
     datm_h5_close(&gv);

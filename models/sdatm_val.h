@@ -46,9 +46,8 @@ int  sdatm_val_record(sdatm_val *v, int64_t epoch, double error, sdatm_val_verdi
 /* Group "early_stopping" in g: val_docs (n), epoch and val_error (n_checks), attributes
  * best_epoch, best_error, stopped_epoch (0 = ran to the end). */
 int  sdatm_val_save(const sdatm_val *v, struct datm_h5 *g, datm_error *err);
-/* Reads the record back when g has the group (a resumed run). The best state's snapshot is
- * not in the file: unless the run had stopped (then the saved state IS the restored best), the
- * record's best is forgotten (best = -1) and the next check starts a new one. */
+/* Reads the record back when g has the group (a resumed run), best included; the best
+ * state's snapshot itself is the caller's (sdatm.c saves it beside the record). */
 int  sdatm_val_load(sdatm_val *v, struct datm_h5 *g, datm_error *err);
 void sdatm_val_free(sdatm_val *v);
 

@@ -16,7 +16,9 @@
  *     checks are every val_every epochs of the supervised phase, a stop happens exactly
  *     `patience` checks after the best, and the model's own prediction at the posterior means
  *     on the saved validation rows scores exactly the best error (the best state was put back);
- *     after a stop, further batches do not change the model; save -> load keeps predictions. */
+ *     after a stop, further batches do not change the model; save -> load keeps predictions;
+ *  5. resume: saved mid-run (with the best check's snapshot) and continued in a fresh model,
+ *     a run ends with the uninterrupted run's record and predictions. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,21 +167,29 @@ static int step(run *r, const datm_corpus *tr, const int64_t *rows, int64_t n, i
     return rc;
 }
 
+/* Epochs [e0, e1) from the batch order `it` (iteration counter *iter). */
+static int train_epochs(run *r, const datm_corpus *tr, datm_batch_iter *it, int64_t *iter,
+                        int64_t e0, int64_t e1)
+{
+    for (int64_t e = e0; e < e1; e++)
+        for (;;) {
+            const int64_t *rows;
+            int64_t n = datm_batch_iter_next(it, &rows);
+            if (n == 0) break;
+            if (step(r, tr, rows, n, ++*iter, e)) return 1;
+        }
+    return 0;
+}
+
 static int train_all(run *r, const datm_corpus *tr)
 {
     datm_error err = {0};
     datm_batch_iter it;
     datm_batch_iter_init(&it, tr->X.n_rows, B, 3, 1, 0, &err);
     int64_t iter = 0;
-    for (int64_t e = 0; e < EPOCHS; e++)
-        for (;;) {
-            const int64_t *rows;
-            int64_t n = datm_batch_iter_next(&it, &rows);
-            if (n == 0) break;
-            if (step(r, tr, rows, n, ++iter, e)) { datm_batch_iter_free(&it); return 1; }
-        }
+    int rc = train_epochs(r, tr, &it, &iter, 0, EPOCHS);
     datm_batch_iter_free(&it);
-    return 0;
+    return rc;
 }
 
 /* Error of the model's prediction at the posterior means on rows of tr; probs (n, C). */
@@ -302,6 +312,77 @@ static void test_digits_run(const char *variant, const datm_corpus *tr, int pati
     drop(&r);
 }
 
+/* The record of checks in a saved model: count, best epoch, stopped epoch. */
+static void saved_record(run *r, const char *path, int64_t *nc, int64_t *best, int64_t *stopped)
+{
+    datm_error err = {0};
+    datm_h5 *f = NULL, *g = NULL;
+    *nc = *best = *stopped = -1;
+    CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
+    CHECK(r->m->ops->save(r->m, f, &err) == DATM_OK);
+    CHECK(datm_h5_group(f, "early_stopping", 0, &g, &err) == DATM_OK);
+    CHECK(datm_h5_shape(g, "epoch", nc) == 1);
+    CHECK(datm_h5_attr_get_i64(g, "best_epoch", best, &err) == DATM_OK);
+    CHECK(datm_h5_attr_get_i64(g, "stopped_epoch", stopped, &err) == DATM_OK);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+}
+
+/* A run saved after the epoch of its best check (the state a checkpoint holds, that check's
+ * snapshot included) and continued in a fresh model loaded from the file ends exactly as the
+ * uninterrupted run: same record, same predictions, so the best state put back at the end is
+ * the snapshot read from the file (needs a best before the last epoch; reported). */
+static void test_resume(const char *variant, const datm_corpus *tr)
+{
+    datm_error err = {0};
+    const char *path = "test_sdatm_early_stop_resume.h5";
+    const int64_t NT = tr->X.n_rows, C = tr->n_classes;
+    float *p1 = malloc(sizeof(float) * (size_t)(NT * C)), *p2 = malloc(sizeof(float) * (size_t)(NT * C));
+    int64_t all[B];
+    for (int i = 0; i < B; i++) all[i] = i;
+    run a, b, c;
+    int64_t nc1, best1, st1, nc2, best2, st2, ncm, bestm, stm;
+    if (make(&a, variant, 0.2, 1, 0, tr, &err) || train_all(&a, tr)) { fails++; drop(&a); goto out; }
+    saved_record(&a, path, &nc1, &best1, &st1);
+    error_on(&a, tr, all, B, p1);
+    drop(&a);
+    const int64_t half = best1 > 0 && best1 < EPOCHS ? best1 : EPOCHS / 2;
+    if (!(best1 > 0 && best1 < EPOCHS))
+        printf("  (best at the last epoch: the snapshot is not exercised)\n");
+
+    datm_batch_iter it;
+    int64_t iter = 0;
+    datm_batch_iter_init(&it, NT, B, 3, 1, 0, &err);
+    if (make(&b, variant, 0.2, 1, 0, tr, &err) || train_epochs(&b, tr, &it, &iter, 0, half)) {
+        fails++;
+        drop(&b);
+        datm_batch_iter_free(&it);
+        goto out;
+    }
+    saved_record(&b, path, &ncm, &bestm, &stm);   /* the checkpoint */
+    drop(&b);
+    if (make(&c, variant, 0.2, 1, 0, tr, &err)) { fails++; drop(&c); datm_batch_iter_free(&it); goto out; }
+    datm_h5 *f = NULL;
+    CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+    if (c.m->ops->load(c.m, f, &err)) { fprintf(stderr, "load: %s\n", err.msg); fails++; }
+    datm_h5_close(&f);
+    CHECK(train_epochs(&c, tr, &it, &iter, half, EPOCHS) == 0);
+    datm_batch_iter_free(&it);
+    saved_record(&c, path, &nc2, &best2, &st2);
+    error_on(&c, tr, all, B, p2);
+    drop(&c);
+    printf("%s resumed after epoch %lld (best then: epoch %lld): %lld checks, best epoch %lld "
+           "(uninterrupted: %lld, %lld)\n", variant, (long long)half, (long long)bestm,
+           (long long)nc2, (long long)best2, (long long)nc1, (long long)best1);
+    CHECK(nc2 == nc1 && best2 == best1 && st2 == st1);
+    CHECK(memcmp(p1, p2, sizeof(float) * (size_t)(B * C)) == 0);
+    CHECK(bestm == best1 || !(best1 < EPOCHS));   /* the checkpoint holds the final best */
+out:
+    remove(path);
+    free(p1);
+    free(p2);
+}
+
 int main(void)
 {
     test_split();
@@ -330,6 +411,7 @@ int main(void)
     }
     test_digits_run("sdatm-l", &tr, 0);
     test_digits_run("sdatm-n", &tr, 2);
+    test_resume("sdatm-l", &tr);
     datm_corpus_free(&tr);
     if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
     printf("sdatm early stopping: ok\n");
