@@ -42,6 +42,8 @@ typedef struct sdatm {
     int          standardize;                     /* head_standardize */
     int          head_steps;                      /* head Adam steps per mini-batch */
     int          input_mean;                      /* head_input: 0 sample, 1 mean */
+    double       test_scale;                      /* head_test_input: count factor outside
+                                                     training (1: full documents) */
     double       head_l2;                         /* L2 weight on the MLP weights */
     double       drop;                            /* head_dropout probability */
     float       *dmask, *fdrop;                   /* (cap, O) kept/(1 - drop) or 0; dropped features */
@@ -107,6 +109,24 @@ static double ramp(int64_t iteration, int64_t first, int64_t epochs, int64_t bpe
     return r < 0 ? 0 : r > 1 ? 1 : r;
 }
 
+/* The documents the encoder reads for the head's features outside the training steps
+ * (standardisation, validation, prediction): docs itself, or with head_test_input thinned a
+ * copy in *tmp with every count times enc_input_keep, the mean of the Binomial(x, keep)
+ * thinning the head's training features were computed from. */
+static int sdatm_test_docs(const sdatm *s, const datm_csr *docs, datm_csr *tmp,
+                           const datm_csr **use, datm_error *err)
+{
+    *use = docs;
+    if (s->test_scale == 1.0) return DATM_OK;
+    int rc = datm_csr_copy(docs, tmp, err);
+    if (rc) return rc;
+    const float f = (float)s->test_scale;
+    for (int64_t p = 0, n = tmp->row_ptr[tmp->n_rows] - tmp->row_ptr[0]; p < n; p++)
+        tmp->val[tmp->row_ptr[0] + p] *= f;
+    *use = tmp;
+    return DATM_OK;
+}
+
 #define SDATM_NORM_DOCS 20000   /* documents behind the head's input standardisation */
 
 /* The head's input standardisation (nn/mlp_head.h): mean and sd of the transformed
@@ -121,18 +141,21 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
     int64_t *rows = datm_alloc_array((size_t)DATM_MAX(n, 1), sizeof(int64_t), err);
     if (!rows) return DATM_E_NOMEM;
     for (int64_t i = 0; i < n; i++) rows[i] = s->val.n ? s->val.fit_rows[i * N / n] : i * N / n;
-    datm_csr Xs = {0};
+    datm_csr Xs = {0}, Xt = {0};
+    const datm_csr *Xe = NULL;
     float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
     int rc = datm_csr_select_rows(X, rows, n, &Xs, err);
+    if (!rc) rc = sdatm_test_docs(s, &Xs, &Xt, &Xe, err);
     for (int l = 1; l <= s->L && !rc; l++) {
         th[l] = datm_alloc_array((size_t)(DATM_MAX(n, 1) * s->K[l]), sizeof(float), err);
         if (!th[l]) rc = DATM_E_NOMEM;
     }
-    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), &Xs, phi_f(s), NULL, 0, 0, 0, 0, 0,
+    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), Xe, phi_f(s), NULL, 0, 0, 0, 0, 0,
                                      th, err);
     if (!rc) datm_mlp_head_set_norm(&s->mh, s->hp.value, (const float *const *)(th + 1), n);
     for (int l = 1; l <= s->L; l++) datm_free(th[l]);
     datm_csr_free(&Xs);
+    datm_csr_free(&Xt);
     datm_free(rows);
     return rc;
 }
@@ -428,6 +451,11 @@ static const datm_param_schema sdatm_extra[] = {
      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "
      "theta) by one draw) or the Weibull means lambda Gamma(1 + 1/k) given the layer above "
      "(label gradient handed to the encoder at the sample: unbiased for the mean's)"},
+    {"head_test_input", DATM_PARAM_CHOICE, "full", SDATM_NOB, "full|thinned",
+     "with enc_input_keep < 1: what the encoder reads for the head's features outside the "
+     "training steps (input standardisation, validation, prediction): the full documents, or "
+     "every count times enc_input_keep, the mean of the thinning the head was trained on (not "
+     "in the paper)"},
     {"head_l2", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
      "L2 penalty (head_l2 / 2) ||W_m||^2 per document on the MLP weight matrices of the head "
      "(not in the paper, whose W_m are unregularised point estimates; 0 = none)"},
@@ -513,6 +541,8 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->standardize = datm_config_bool(cfg, "head_standardize");
     s->head_steps = (int)datm_config_int(cfg, "head_steps");
     s->input_mean = !strcmp(datm_config_str(cfg, "head_input"), "mean");
+    s->test_scale = strcmp(datm_config_str(cfg, "head_test_input"), "thinned") ? 1.0
+                                                                               : s->w->input_keep;
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->drop = datm_config_real(cfg, "head_dropout");
     s->tr_epoch = -1;
@@ -565,6 +595,9 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
                                       datm_config_bool(cfg, "head_bias"), err);
     if (!rc) rc = datm_params_alloc(&s->hp, err);
+    if (!rc && s->test_scale == 1.0 && !strcmp(datm_config_str(cfg, "head_test_input"), "thinned"))
+        rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: thinned needs "
+                            "model.enc_input_keep < 1 (it is 1: the documents are not thinned)");
     if (!rc && s->norm_every > 0 && !s->standardize)
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
                             "model.head_standardize true", (long long)s->norm_every);
@@ -829,7 +862,10 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
     datm_encoder_cache *ec = NULL;   /* the upward pass, shared by all draws */
     int rc = alloc_layers(s, N, th, err);
     if (!rc && (!cache || !W || !eps || !P)) rc = DATM_E_NOMEM;
-    if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), docs, 0, &ec, err);
+    datm_csr Xt = {0};
+    const datm_csr *Xe = NULL;
+    if (!rc) rc = sdatm_test_docs(s, docs, &Xt, &Xe, err);
+    if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), Xe, 0, &ec, err);
     if (!rc) memset(probs, 0, (size_t)(N * C) * sizeof(float));
     for (int j = 0; j < draws && !rc; j++) {
         rc = datm_encoder_infer_cached(s->w->enc, ec, phi_f(s), NULL, nsamples > 0 ? 1 : 0, seed,
@@ -860,6 +896,7 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
                       s->base.ops->name, (long long)N, draws, dt, N ? dt / (double)N : 0.0);
     }
     datm_encoder_cache_destroy(&ec);
+    datm_csr_free(&Xt);
     free_layers(s, th);
     datm_free(cache);
     datm_free(W);
