@@ -17,6 +17,7 @@
 #include "whai.h"
 
 #define SDATM_W_STREAM UINT64_C(0x5DA7)   /* index2 of the W-noise streams */
+#define SDATM_THIN_STREAM (UINT64_C(0x7415) << 32)   /* index1 of test-thinning streams */
 #define SDATM_PRED_CHUNK 1024             /* documents per head pass in predict */
 #define SDATM_DROP_STREAM UINT64_C(0x5DA8) /* index2 of the head_dropout mask streams */
 
@@ -44,6 +45,8 @@ typedef struct sdatm {
     int          input_mean;                      /* head_input: 0 sample, 1 mean */
     double       test_scale;                      /* head_test_input: count factor outside
                                                      training (1: full documents) */
+    int          test_draws;                      /* head_test_input draws: thinnings averaged
+                                                     over in prediction (0: none) */
     double       head_l2;                         /* L2 weight on the MLP weights */
     double       drop;                            /* head_dropout probability */
     float       *dmask, *fdrop;                   /* (cap, O) kept/(1 - drop) or 0; dropped features */
@@ -124,6 +127,29 @@ static int sdatm_test_docs(const sdatm *s, const datm_csr *docs, datm_csr *tmp,
     for (int64_t p = 0, n = tmp->row_ptr[tmp->n_rows] - tmp->row_ptr[0]; p < n; p++)
         tmp->val[tmp->row_ptr[0] + p] *= f;
     *use = tmp;
+    return DATM_OK;
+}
+
+/* Thinning draw t of docs into *tmp (a copy): every token kept with probability keep, the
+ * training steps' Binomial(x, keep); streams by (seed, draw, row), so the same for any thread
+ * count. */
+static int sdatm_thin_docs(const datm_csr *docs, double keep, uint64_t seed, uint64_t t,
+                           datm_csr *tmp, datm_error *err)
+{
+    datm_csr_free(tmp);
+    int rc = datm_csr_copy(docs, tmp, err);
+    if (rc) return rc;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < tmp->n_rows; i++) {
+        datm_rng r;
+        datm_rng_init2(&r, seed, DATM_STREAM_EVAL, SDATM_THIN_STREAM + t, (uint64_t)i);
+        for (int64_t p = tmp->row_ptr[i]; p < tmp->row_ptr[i + 1]; p++) {
+            const int64_t n = (int64_t)(tmp->val[p] + 0.5f);
+            int64_t kept = 0;
+            for (int64_t u = 0; u < n; u++) kept += datm_rng_uniform(&r) < keep;
+            tmp->val[p] = (float)kept;
+        }
+    }
     return DATM_OK;
 }
 
@@ -451,11 +477,14 @@ static const datm_param_schema sdatm_extra[] = {
      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "
      "theta) by one draw) or the Weibull means lambda Gamma(1 + 1/k) given the layer above "
      "(label gradient handed to the encoder at the sample: unbiased for the mean's)"},
-    {"head_test_input", DATM_PARAM_CHOICE, "full", SDATM_NOB, "full|thinned",
+    {"head_test_input", DATM_PARAM_CHOICE, "full", SDATM_NOB, "full|thinned|draws",
      "with enc_input_keep < 1: what the encoder reads for the head's features outside the "
      "training steps (input standardisation, validation, prediction): the full documents, or "
-     "every count times enc_input_keep, the mean of the thinning the head was trained on (not "
-     "in the paper)"},
+     "every count times enc_input_keep, the mean of the thinning the head was trained on, or "
+     "(draws; prediction and validation only, standardisation as thinned) head_test_draws "
+     "random thinnings like the training steps', p(y | x) averaged over them (not in the paper)"},
+    {"head_test_draws", DATM_PARAM_INT, "10", 1, 10000, NULL,
+     "random thinnings averaged over by head_test_input draws"},
     {"head_l2", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
      "L2 penalty (head_l2 / 2) ||W_m||^2 per document on the MLP weight matrices of the head "
      "(not in the paper, whose W_m are unregularised point estimates; 0 = none)"},
@@ -541,8 +570,9 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->standardize = datm_config_bool(cfg, "head_standardize");
     s->head_steps = (int)datm_config_int(cfg, "head_steps");
     s->input_mean = !strcmp(datm_config_str(cfg, "head_input"), "mean");
-    s->test_scale = strcmp(datm_config_str(cfg, "head_test_input"), "thinned") ? 1.0
-                                                                               : s->w->input_keep;
+    const char *ti = datm_config_str(cfg, "head_test_input");
+    s->test_scale = strcmp(ti, "full") ? s->w->input_keep : 1.0;
+    s->test_draws = strcmp(ti, "draws") ? 0 : (int)datm_config_int(cfg, "head_test_draws");
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->drop = datm_config_real(cfg, "head_dropout");
     s->tr_epoch = -1;
@@ -595,9 +625,10 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
                                       datm_config_bool(cfg, "head_bias"), err);
     if (!rc) rc = datm_params_alloc(&s->hp, err);
-    if (!rc && s->test_scale == 1.0 && !strcmp(datm_config_str(cfg, "head_test_input"), "thinned"))
-        rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: thinned needs "
-                            "model.enc_input_keep < 1 (it is 1: the documents are not thinned)");
+    if (!rc && s->w->input_keep == 1.0 && strcmp(datm_config_str(cfg, "head_test_input"), "full"))
+        rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
+                            "model.enc_input_keep < 1 (it is 1: the documents are not thinned)",
+                            datm_config_str(cfg, "head_test_input"));
     if (!rc && s->norm_every > 0 && !s->standardize)
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
                             "model.head_standardize true", (long long)s->norm_every);
@@ -846,27 +877,16 @@ int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int 
     return predict_impl(CS(m), docs, seed, nsamples, probs, 1, err);
 }
 
-/* sdatm_predict; verbose 0 for the validation checks (no log line). */
-static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int nsamples,
-                        float *probs, int verbose, datm_error *err)
+/* Adds p(y | x) of every draw (nsamples joint draws of theta and W, or one at the means) on the
+ * encoder's cached upward pass ec of N documents to probs (N, C); th, cache, W, eps, P are
+ * predict_impl's work space. */
+static int predict_add(const sdatm *s, const datm_encoder_cache *ec, int64_t N, uint64_t seed,
+                       int nsamples, float *const *th, float *cache, float *W, float *eps,
+                       float *P, float *probs, datm_error *err)
 {
-    const int64_t N = docs->n_rows, C = s->C, RC = s->bs.R * C;
+    const int64_t C = s->C, RC = s->bs.R * C, chunk = SDATM_PRED_CHUNK;
     const int draws = nsamples > 0 ? nsamples : 1;
-    const int64_t chunk = SDATM_PRED_CHUNK;
-    const double t0 = datm_time_now();
-    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
-    float *cache = datm_alloc_array((size_t)datm_mlp_head_cache_len(&s->mh, chunk), sizeof(float), err);
-    float *W = datm_alloc_array((size_t)RC, sizeof(float), err);
-    float *eps = datm_alloc_array((size_t)RC, sizeof(float), err);
-    float *P = datm_alloc_array((size_t)(chunk * C), sizeof(float), err);
-    datm_encoder_cache *ec = NULL;   /* the upward pass, shared by all draws */
-    int rc = alloc_layers(s, N, th, err);
-    if (!rc && (!cache || !W || !eps || !P)) rc = DATM_E_NOMEM;
-    datm_csr Xt = {0};
-    const datm_csr *Xe = NULL;
-    if (!rc) rc = sdatm_test_docs(s, docs, &Xt, &Xe, err);
-    if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), Xe, 0, &ec, err);
-    if (!rc) memset(probs, 0, (size_t)(N * C) * sizeof(float));
+    int rc = DATM_OK;
     for (int j = 0; j < draws && !rc; j++) {
         rc = datm_encoder_infer_cached(s->w->enc, ec, phi_f(s), NULL, nsamples > 0 ? 1 : 0, seed,
                                        (uint64_t)j, 0, 0, th, err);
@@ -887,13 +907,49 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
             for (int64_t i = 0; i < nb * C; i++) dst[i] += P[i];
         }
     }
+    return rc;
+}
+
+/* sdatm_predict; verbose 0 for the validation checks (no log line). */
+static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int nsamples,
+                        float *probs, int verbose, datm_error *err)
+{
+    const int64_t N = docs->n_rows, C = s->C, RC = s->bs.R * C;
+    const int draws = nsamples > 0 ? nsamples : 1;
+    const int64_t chunk = SDATM_PRED_CHUNK;
+    const double t0 = datm_time_now();
+    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    float *cache = datm_alloc_array((size_t)datm_mlp_head_cache_len(&s->mh, chunk), sizeof(float), err);
+    float *W = datm_alloc_array((size_t)RC, sizeof(float), err);
+    float *eps = datm_alloc_array((size_t)RC, sizeof(float), err);
+    float *P = datm_alloc_array((size_t)(chunk * C), sizeof(float), err);
+    datm_encoder_cache *ec = NULL;   /* the upward pass, shared by all draws */
+    int rc = alloc_layers(s, N, th, err);
+    if (!rc && (!cache || !W || !eps || !P)) rc = DATM_E_NOMEM;
+    datm_csr Xt = {0};
+    const datm_csr *Xe = NULL;
+    if (!rc) memset(probs, 0, (size_t)(N * C) * sizeof(float));
+    /* head_test_input draws: p(y | x) averaged over test_draws random thinnings too */
+    const int thin_draws = s->test_draws > 0 ? s->test_draws : 1;
+    for (int t = 0; t < thin_draws && !rc; t++) {
+        datm_encoder_cache_destroy(&ec);
+        if (s->test_draws > 0) {
+            rc = sdatm_thin_docs(docs, s->w->input_keep, seed, (uint64_t)t, &Xt, err);
+            Xe = &Xt;
+        } else {
+            rc = sdatm_test_docs(s, docs, &Xt, &Xe, err);
+        }
+        if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), Xe, 0, &ec, err);
+        if (!rc) rc = predict_add(s, ec, N, seed, nsamples, th, cache, W, eps, P, probs, err);
+    }
     if (!rc) {
-        const float inv = 1.0f / (float)draws;
+        const float inv = 1.0f / (float)(draws * thin_draws);
         for (int64_t i = 0; i < N * C; i++) probs[i] *= inv;
         const double dt = datm_time_now() - t0;
         if (verbose)
-            datm_info("%s predict: %lld documents x %d draws in %.3g s (%.3g s per document)",
-                      s->base.ops->name, (long long)N, draws, dt, N ? dt / (double)N : 0.0);
+            datm_info("%s predict: %lld documents x %d draws x %d input thinnings in %.3g s "
+                      "(%.3g s per document)", s->base.ops->name, (long long)N, draws,
+                      s->test_draws, dt, N ? dt / (double)N : 0.0);
     }
     datm_encoder_cache_destroy(&ec);
     datm_csr_free(&Xt);

@@ -9,7 +9,9 @@
  *     themselves (the encoder reads exactly x * keep, and the standardisation fixed at the
  *     first supervised step came from the same reading, as it is part of the saved head);
  *  2. the prediction is finite and far better than chance (< 0.5; chance 0.9);
- *  3. head_test_input thinned with enc_input_keep 1 is rejected naming the key. */
+ *  3. head_test_input thinned with enc_input_keep 1 is rejected naming the key;
+ *  4. head_test_input draws (p(y | x) averaged over 10 random thinnings) on the same saved
+ *     model: reproducible bit for bit, rows sum to 1, far better than chance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +153,29 @@ int main(void)
             datm_csr_free(&half);
         }
         drop(&q);
+        /* 4: draws: averaged over random thinnings, reproducible, as good as chance allows */
+        run d;
+        if (make(&d, 0.5, "draws", &tr, &err)) {
+            fprintf(stderr, "make: %s\n", err.msg);
+            fails++;
+        } else {
+            CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+            CHECK(d.m->ops->load(d.m, f, &err) == DATM_OK);
+            datm_h5_close(&f);
+            const double e3 = predict(&d, &te.X, te.labels, C, P2);
+            const double e4 = predict(&d, &te.X, te.labels, C, P1);
+            printf("test error: 10 random thinnings %.4f\n", e3);
+            CHECK(memcmp(P1, P2, sizeof(float) * (size_t)(NT * C)) == 0);
+            CHECK(isfinite(e3) && e3 < 0.5 && e3 == e4);
+            double mx = 0;
+            for (int64_t i = 0; i < NT; i++) {
+                double sp = 0;
+                for (int c = 0; c < C; c++) sp += P1[i * C + c];
+                mx = fmax(mx, fabs(sp - 1));
+            }
+            CHECK(mx < 1e-4);   /* an average of distributions */
+        }
+        drop(&d);
         remove(path);
     }
     drop(&r);
