@@ -22,6 +22,7 @@
 #include "eval/classify.h"
 #include "io/h5.h"
 #include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
 
 static int fails;
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
@@ -31,79 +32,36 @@ static const char *SPEC =
     "  unsup_epochs: %d\n  kl_warmup_epochs: 2\n  k_min: 1\n  label_weight: 10\n"
     "train:\n  epochs: %d\n  batch_size: 50\n";
 
-typedef struct run {
-    datm_spec   spec;
-    datm_model *m;
-    datm_run_info info;
-} run;
+typedef sdatm_testrun run;
 
 static int make(run *r, const char *variant, int unsup, int epochs,
                 const datm_corpus *tr)
 {
     char text[1024];
     snprintf(text, sizeof text, SPEC, variant, unsup, epochs);
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
     datm_error err = {0};
-    if (datm_spec_load_text(text, "test", NULL, 0, &cat, &r->spec, &err)) {
-        fprintf(stderr, "spec: %s\n", err.msg);
-        return 1;
-    }
-    const int64_t B = 50, N = tr->X.n_rows, bpe = (N + B - 1) / B;
-    datm_run_info info = {.n_train = N, .n_vocab = tr->X.n_cols, .n_classes = tr->n_classes,
-                          .batch_size = B, .epochs = epochs, .total_iters = bpe * epochs,
-                          .seed = 3, .threads = 2, .train = &tr->X, .train_labels = tr->labels};
-    r->info = info;
-    if (r->spec.ops->create(datm_spec_section(&r->spec, DATM_SEC_MODEL), &r->info, &r->m, &err)) {
-        fprintf(stderr, "create: %s\n", err.msg);
+    if (sdatm_testrun_make(r, text, tr, 50, epochs, 3, &err)) {
+        fprintf(stderr, "make: %s\n", err.msg);
         return 1;
     }
     return 0;
 }
 
+/* Epochs [e0, e1) of the batch order of seed 3 (iteration counter *iter). */
 static int train_epochs(run *r, const datm_corpus *tr, int64_t e0, int64_t e1, int64_t *iter)
 {
-    const int64_t B = 50, N = tr->X.n_rows;
     datm_error err = {0};
     datm_batch_iter it;
-    datm_batch_iter_init(&it, N, B, 3, 1, 0, &err);
+    if (datm_batch_iter_init(&it, tr->X.n_rows, 50, 3, 1, 0, &err)) return 1;
     datm_batch_iter_seek(&it, e0, 0);
-    int32_t lab[50];
-    for (int64_t e = e0; e < e1; e++)
-        for (;;) {
-            const int64_t *rows;
-            int64_t n = datm_batch_iter_next(&it, &rows);
-            if (n == 0) break;
-            datm_csr X = {0};
-            datm_csr_select_rows(&tr->X, rows, n, &X, &err);
-            for (int64_t i = 0; i < n; i++) lab[i] = tr->labels[rows[i]];
-            datm_batch b = {&X, rows, lab};
-            datm_train_ctx ctx = {++*iter, e, 3, (double)N / (double)B};
-            datm_train_stats st;
-            int rc = r->m->ops->train_batch(r->m, &b, &ctx, &st, &err);
-            datm_csr_free(&X);
-            if (rc) {
-                fprintf(stderr, "train: %s\n", err.msg);
-                datm_batch_iter_free(&it);
-                return 1;
-            }
-        }
+    int rc = sdatm_testrun_epochs(r, tr, &it, 3, iter, e0, e1);
     datm_batch_iter_free(&it);
-    return 0;
+    return rc;
 }
 
 static double test_error(run *r, const datm_corpus *te, int ns, float *probs)
 {
-    datm_error err = {0};
-    int32_t *pred = malloc(sizeof(int32_t) * (size_t)te->X.n_rows);
-    if (r->m->ops->predict(r->m, &te->X, 11, ns, probs, &err)) {
-        fprintf(stderr, "predict: %s\n", err.msg);
-        free(pred);
-        return NAN;
-    }
-    datm_argmax_rows(probs, te->X.n_rows, te->n_classes, pred);
-    double e = datm_error_rate(te->labels, pred, te->X.n_rows);
-    free(pred);
-    return e;
+    return sdatm_testrun_error(r, &te->X, te->labels, te->n_classes, 11, ns, probs);
 }
 
 int main(void)

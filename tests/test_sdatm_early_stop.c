@@ -29,6 +29,7 @@
 #include "eval/classify.h"
 #include "io/h5.h"
 #include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
 
 static int fails;
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
@@ -118,79 +119,33 @@ static int spec_error(const char *variant, const char *ov, const char *key)
     return strstr(err.msg, key) != NULL;
 }
 
-typedef struct run {
-    datm_spec     spec;
-    datm_model   *m;
-    datm_run_info info;
-} run;
+typedef sdatm_testrun run;
 
 static int make(run *r, const char *variant, double frac, int every, int patience,
                 const datm_corpus *tr, datm_error *err)
 {
     char text[1024];
     snprintf(text, sizeof text, SPEC, variant, frac, every, patience, EPOCHS);
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-    memset(r, 0, sizeof *r);
-    if (datm_spec_load_text(text, "test", NULL, 0, &cat, &r->spec, err)) return 1;
-    const int64_t N = tr->X.n_rows, bpe = (N + B - 1) / B;
-    datm_run_info info = {.n_train = N, .n_vocab = tr->X.n_cols, .n_classes = tr->n_classes,
-                          .batch_size = B, .epochs = EPOCHS, .total_iters = bpe * EPOCHS,
-                          .seed = 3, .threads = 2, .train = &tr->X, .train_labels = tr->labels};
-    r->info = info;
-    return r->spec.ops->create(datm_spec_section(&r->spec, DATM_SEC_MODEL), &r->info, &r->m, err)
-               ? 1 : 0;
+    return sdatm_testrun_make(r, text, tr, B, EPOCHS, 3, err);
 }
 
-static void drop(run *r)
-{
-    if (r->m) r->m->ops->destroy(r->m);
-    datm_spec_free(&r->spec);
-}
+static void drop(run *r) { sdatm_testrun_drop(r); }
 
 /* One train_batch on rows[0..n) of tr at iteration it, epoch ep. */
 static int step(run *r, const datm_corpus *tr, const int64_t *rows, int64_t n, int64_t it,
                 int64_t ep)
 {
-    datm_error err = {0};
-    datm_csr X = {0};
-    int32_t lab[B];
-    if (datm_csr_select_rows(&tr->X, rows, n, &X, &err)) return 1;
-    for (int64_t i = 0; i < n; i++) lab[i] = tr->labels[rows[i]];
-    datm_batch b = {&X, rows, lab};
-    datm_train_ctx ctx = {it, ep, 3, (double)tr->X.n_rows / (double)B};
-    datm_train_stats st;
-    memset(&st, 0, sizeof st);
-    int rc = r->m->ops->train_batch(r->m, &b, &ctx, &st, &err);
-    datm_csr_free(&X);
-    if (rc) fprintf(stderr, "train: %s\n", err.msg);
-    if (!rc && !isfinite(st.loss)) { fprintf(stderr, "train: loss %g\n", st.loss); rc = 1; }
-    return rc;
+    return sdatm_testrun_step(r, tr, rows, n, it, ep, 3);
 }
 
 /* Epochs [e0, e1) from the batch order `it` (iteration counter *iter). */
 static int train_epochs(run *r, const datm_corpus *tr, datm_batch_iter *it, int64_t *iter,
                         int64_t e0, int64_t e1)
 {
-    for (int64_t e = e0; e < e1; e++)
-        for (;;) {
-            const int64_t *rows;
-            int64_t n = datm_batch_iter_next(it, &rows);
-            if (n == 0) break;
-            if (step(r, tr, rows, n, ++*iter, e)) return 1;
-        }
-    return 0;
+    return sdatm_testrun_epochs(r, tr, it, 3, iter, e0, e1);
 }
 
-static int train_all(run *r, const datm_corpus *tr)
-{
-    datm_error err = {0};
-    datm_batch_iter it;
-    datm_batch_iter_init(&it, tr->X.n_rows, B, 3, 1, 0, &err);
-    int64_t iter = 0;
-    int rc = train_epochs(r, tr, &it, &iter, 0, EPOCHS);
-    datm_batch_iter_free(&it);
-    return rc;
-}
+static int train_all(run *r, const datm_corpus *tr) { return sdatm_testrun_train(r, tr, 3, EPOCHS); }
 
 /* Error of the model's prediction at the posterior means on rows of tr; probs (n, C). */
 static double error_on(const run *r, const datm_corpus *tr, const int64_t *rows, int64_t n,

@@ -21,6 +21,7 @@
 #include "eval/classify.h"
 #include "io/h5.h"
 #include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
 
 static int fails;
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
@@ -32,77 +33,26 @@ static const char *SPEC =
     "  head_norm_every: %d\n%s"
     "train:\n  epochs: %d\n  batch_size: 50\n";
 
-typedef struct run {
-    datm_spec     spec;
-    datm_model   *m;
-    datm_run_info info;
-} run;
+typedef sdatm_testrun run;
 
 static int make(run *r, const char *variant, int every, const char *extra, int epochs,
                 const datm_corpus *tr, datm_error *err)
 {
     char text[1024];
     snprintf(text, sizeof text, SPEC, variant, every, extra, epochs);
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-    memset(r, 0, sizeof *r);
-    if (datm_spec_load_text(text, "test", NULL, 0, &cat, &r->spec, err)) return 1;
-    const int64_t N = tr->X.n_rows, bpe = (N + B - 1) / B;
-    datm_run_info info = {.n_train = N, .n_vocab = tr->X.n_cols, .n_classes = tr->n_classes,
-                          .batch_size = B, .epochs = epochs, .total_iters = bpe * epochs,
-                          .seed = 4, .threads = 2, .train = &tr->X, .train_labels = tr->labels};
-    r->info = info;
-    return r->spec.ops->create(datm_spec_section(&r->spec, DATM_SEC_MODEL), &r->info, &r->m, err)
-               ? 1 : 0;
+    return sdatm_testrun_make(r, text, tr, B, epochs, 4, err);
 }
 
-static void drop(run *r)
-{
-    if (r->m) r->m->ops->destroy(r->m);
-    datm_spec_free(&r->spec);
-}
+static void drop(run *r) { sdatm_testrun_drop(r); }
 
 static int train(run *r, const datm_corpus *tr, int epochs)
 {
-    datm_error err = {0};
-    datm_batch_iter it;
-    datm_batch_iter_init(&it, tr->X.n_rows, B, 4, 1, 0, &err);
-    int64_t iter = 0;
-    int32_t lab[B];
-    int rc = 0;
-    for (int64_t e = 0; e < epochs && !rc; e++)
-        for (;;) {
-            const int64_t *rows;
-            int64_t n = datm_batch_iter_next(&it, &rows);
-            if (n == 0) break;
-            datm_csr X = {0};
-            datm_csr_select_rows(&tr->X, rows, n, &X, &err);
-            for (int64_t i = 0; i < n; i++) lab[i] = tr->labels[rows[i]];
-            datm_batch b = {&X, rows, lab};
-            datm_train_ctx ctx = {++iter, e, 4, (double)tr->X.n_rows / (double)B};
-            datm_train_stats st;
-            memset(&st, 0, sizeof st);
-            rc = r->m->ops->train_batch(r->m, &b, &ctx, &st, &err);
-            datm_csr_free(&X);
-            if (!rc && !isfinite(st.loss)) rc = 1;
-            if (rc) { fprintf(stderr, "train: %s\n", err.msg); break; }
-        }
-    datm_batch_iter_free(&it);
-    return rc;
+    return sdatm_testrun_train(r, tr, 4, epochs);
 }
 
 static double predict(run *r, const datm_corpus *te, float *P)
 {
-    datm_error err = {0};
-    int32_t *pred = malloc(sizeof(int32_t) * (size_t)te->X.n_rows);
-    double e = NAN;
-    if (!r->m->ops->predict(r->m, &te->X, 1, 0, P, &err)) {
-        datm_argmax_rows(P, te->X.n_rows, te->n_classes, pred);
-        e = datm_error_rate(te->labels, pred, te->X.n_rows);
-    } else {
-        fprintf(stderr, "predict: %s\n", err.msg);
-    }
-    free(pred);
-    return e;
+    return sdatm_testrun_error(r, &te->X, te->labels, te->n_classes, 1, 0, P);
 }
 
 /* Check 2: stored shift / scale vs log1p(posterior-mean theta) of all training documents. */

@@ -17,10 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/data.h"
-#include "eval/classify.h"
 #include "io/h5.h"
-#include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
 
 static int fails;
 #define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
@@ -32,76 +30,13 @@ static const char *SPEC =
     "  enc_input_keep: %g\n  head_test_input: %s\n"
     "train:\n  epochs: 12\n  batch_size: 50\n";
 
-typedef struct run {
-    datm_spec     spec;
-    datm_model   *m;
-    datm_run_info info;
-} run;
-
-static int make(run *r, double keep, const char *test_input, const datm_corpus *tr,
+/* The spec with enc_input_keep `keep` and head_test_input `ti`. */
+static int make(sdatm_testrun *r, double keep, const char *ti, const datm_corpus *tr,
                 datm_error *err)
 {
     char text[1024];
-    snprintf(text, sizeof text, SPEC, keep, test_input);
-    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-    memset(r, 0, sizeof *r);
-    if (datm_spec_load_text(text, "test", NULL, 0, &cat, &r->spec, err)) return 1;
-    const int64_t N = tr->X.n_rows, bpe = (N + B - 1) / B;
-    datm_run_info info = {.n_train = N, .n_vocab = tr->X.n_cols, .n_classes = tr->n_classes,
-                          .batch_size = B, .epochs = EPOCHS, .total_iters = bpe * EPOCHS,
-                          .seed = 5, .threads = 2, .train = &tr->X, .train_labels = tr->labels};
-    r->info = info;
-    return r->spec.ops->create(datm_spec_section(&r->spec, DATM_SEC_MODEL), &r->info, &r->m, err)
-               ? 1 : 0;
-}
-
-static void drop(run *r)
-{
-    if (r->m) r->m->ops->destroy(r->m);
-    datm_spec_free(&r->spec);
-}
-
-static int train(run *r, const datm_corpus *tr)
-{
-    datm_error err = {0};
-    datm_batch_iter it;
-    datm_batch_iter_init(&it, tr->X.n_rows, B, 5, 1, 0, &err);
-    int64_t iter = 0;
-    int32_t lab[B];
-    int rc = 0;
-    for (int64_t e = 0; e < EPOCHS && !rc; e++)
-        for (;;) {
-            const int64_t *rows;
-            int64_t n = datm_batch_iter_next(&it, &rows);
-            if (n == 0) break;
-            datm_csr X = {0};
-            datm_csr_select_rows(&tr->X, rows, n, &X, &err);
-            for (int64_t i = 0; i < n; i++) lab[i] = tr->labels[rows[i]];
-            datm_batch b = {&X, rows, lab};
-            datm_train_ctx ctx = {++iter, e, 5, (double)tr->X.n_rows / (double)B};
-            datm_train_stats st;
-            rc = r->m->ops->train_batch(r->m, &b, &ctx, &st, &err);
-            datm_csr_free(&X);
-            if (rc) { fprintf(stderr, "train: %s\n", err.msg); break; }
-        }
-    datm_batch_iter_free(&it);
-    return rc;
-}
-
-static double predict(run *r, const datm_csr *X, const int32_t *y, int C, float *P)
-{
-    datm_error err = {0};
-    const int64_t n = X->n_rows;
-    int32_t *pred = malloc(sizeof(int32_t) * (size_t)n);
-    double e = NAN;
-    if (!r->m->ops->predict(r->m, X, 1, 0, P, &err)) {
-        datm_argmax_rows(P, n, C, pred);
-        e = datm_error_rate(y, pred, n);
-    } else {
-        fprintf(stderr, "predict: %s\n", err.msg);
-    }
-    free(pred);
-    return e;
+    snprintf(text, sizeof text, SPEC, keep, ti);
+    return sdatm_testrun_make(r, text, tr, B, EPOCHS, 5, err);
 }
 
 int main(void)
@@ -111,7 +46,7 @@ int main(void)
     snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
     datm_corpus tr, te;
     datm_error err = {0};
-    run r;
+    sdatm_testrun r;
     /* 3: rejected without thinning (needs no data beyond the vocabulary size) */
     if (datm_corpus_load(dir, "train", &tr, &err) || datm_corpus_load(dir, "test", &te, &err)) {
         printf("digits not found (%s): skipped\n", err.msg);
@@ -120,22 +55,22 @@ int main(void)
     int rc = make(&r, 1.0, "thinned", &tr, &err);
     printf("enc_input_keep 1, head_test_input thinned -> %s\n", rc ? err.msg : "accepted");
     CHECK(rc != 0 && strstr(err.msg, "model.head_test_input") != NULL);
-    drop(&r);
+    sdatm_testrun_drop(&r);
 
     const int C = tr.n_classes;
     const int64_t NT = te.X.n_rows;
     float *P1 = malloc(sizeof(float) * (size_t)(NT * C)), *P2 = malloc(sizeof(float) * (size_t)(NT * C));
     const char *path = "test_sdatm_test_input.h5";
-    if (make(&r, 0.5, "thinned", &tr, &err) || train(&r, &tr)) {
+    if (make(&r, 0.5, "thinned", &tr, &err) || sdatm_testrun_train(&r, &tr, 5, EPOCHS)) {
         fprintf(stderr, "run: %s\n", err.msg);
         fails++;
     } else {
-        const double e1 = predict(&r, &te.X, te.labels, C, P1);
+        const double e1 = sdatm_testrun_error(&r, &te.X, te.labels, C, 1, 0, P1);
         datm_h5 *f = NULL;
         CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
         CHECK(r.m->ops->save(r.m, f, &err) == DATM_OK);
         datm_h5_close(&f);
-        run q;
+        sdatm_testrun q;
         if (make(&q, 0.5, "full", &tr, &err)) {
             fprintf(stderr, "make: %s\n", err.msg);
             fails++;
@@ -146,15 +81,15 @@ int main(void)
             datm_csr half = {0};
             CHECK(datm_csr_copy(&te.X, &half, &err) == DATM_OK);
             for (int64_t p = 0; p < half.row_ptr[half.n_rows]; p++) half.val[p] *= 0.5f;
-            const double e2 = predict(&q, &half, te.labels, C, P2);
+            const double e2 = sdatm_testrun_error(&q, &half, te.labels, C, 1, 0, P2);
             printf("test error: thinned %.4f, full model on halved counts %.4f\n", e1, e2);
             CHECK(memcmp(P1, P2, sizeof(float) * (size_t)(NT * C)) == 0);
             CHECK(isfinite(e1) && e1 < 0.5);
             datm_csr_free(&half);
         }
-        drop(&q);
+        sdatm_testrun_drop(&q);
         /* 4: draws: averaged over random thinnings, reproducible, as good as chance allows */
-        run d;
+        sdatm_testrun d;
         if (make(&d, 0.5, "draws", &tr, &err)) {
             fprintf(stderr, "make: %s\n", err.msg);
             fails++;
@@ -162,8 +97,8 @@ int main(void)
             CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
             CHECK(d.m->ops->load(d.m, f, &err) == DATM_OK);
             datm_h5_close(&f);
-            const double e3 = predict(&d, &te.X, te.labels, C, P2);
-            const double e4 = predict(&d, &te.X, te.labels, C, P1);
+            const double e3 = sdatm_testrun_error(&d, &te.X, te.labels, C, 1, 0, P2);
+            const double e4 = sdatm_testrun_error(&d, &te.X, te.labels, C, 1, 0, P1);
             printf("test error: 10 random thinnings %.4f\n", e3);
             CHECK(memcmp(P1, P2, sizeof(float) * (size_t)(NT * C)) == 0);
             CHECK(isfinite(e3) && e3 < 0.5 && e3 == e4);
@@ -175,10 +110,10 @@ int main(void)
             }
             CHECK(mx < 1e-4);   /* an average of distributions */
         }
-        drop(&d);
+        sdatm_testrun_drop(&d);
         remove(path);
     }
-    drop(&r);
+    sdatm_testrun_drop(&r);
     free(P1);
     free(P2);
     datm_corpus_free(&tr);
