@@ -14,6 +14,21 @@
 #include "eval/classify.h"
 #include "pipeline/pipeline.h"
 
+/* The digits set's train and (te != NULL) test parts, located through DATM_DATA (default
+ * ../shared/data). Non-zero with err set when absent: the caller skips (exit 77). */
+static inline int sdatm_testrun_digits(datm_corpus *tr, datm_corpus *te, datm_error *err)
+{
+    const char *data = getenv("DATM_DATA");
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
+    if (datm_corpus_load(dir, "train", tr, err)) return 1;
+    if (te && datm_corpus_load(dir, "test", te, err)) {
+        datm_corpus_free(tr);
+        return 1;
+    }
+    return 0;
+}
+
 typedef struct sdatm_testrun {
     datm_spec     spec;
     datm_model   *m;

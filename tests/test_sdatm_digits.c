@@ -66,12 +66,9 @@ static double test_error(run *r, const datm_corpus *te, int ns, float *probs)
 
 int main(void)
 {
-    const char *data = getenv("DATM_DATA");
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
     datm_corpus tr, te;
     datm_error err = {0};
-    if (datm_corpus_load(dir, "train", &tr, &err) || datm_corpus_load(dir, "test", &te, &err)) {
+    if (sdatm_testrun_digits(&tr, &te, &err)) {
         printf("skipped: digits not found (%s)\n", err.msg);
         return 77;
     }

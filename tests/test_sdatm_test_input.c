@@ -41,17 +41,14 @@ static int make(sdatm_testrun *r, double keep, const char *ti, const datm_corpus
 
 int main(void)
 {
-    const char *data = getenv("DATM_DATA");
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
     datm_corpus tr, te;
     datm_error err = {0};
     sdatm_testrun r;
-    /* 3: rejected without thinning (needs no data beyond the vocabulary size) */
-    if (datm_corpus_load(dir, "train", &tr, &err) || datm_corpus_load(dir, "test", &te, &err)) {
+    if (sdatm_testrun_digits(&tr, &te, &err)) {
         printf("digits not found (%s): skipped\n", err.msg);
         return 77;
     }
+    /* 3: rejected without thinning */
     int rc = make(&r, 1.0, "thinned", &tr, &err);
     printf("enc_input_keep 1, head_test_input thinned -> %s\n", rc ? err.msg : "accepted");
     CHECK(rc != 0 && strstr(err.msg, "model.head_test_input") != NULL);
