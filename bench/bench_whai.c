@@ -1,6 +1,8 @@
 /* bench/bench_whai.c: WHAI throughput on 20news_2000 (V = 2000), paper settings B = 200,
  * hidden = K. Prints, for 1 and 2 threads:
- *   train      documents/s of Algorithm 1 (Adam step + theta sample + augmentation + TLASGR)
+ *   train      documents/s of Algorithm 1 (Adam step + theta sample + augmentation + TLASGR),
+ *              all timed batches together, and of the median batch (steadier on a machine
+ *              shared with other work)
  *   infer      documents/s of the encoder mean (theta of every layer, one pass)
  *   dense      achieved GFLOP/s of the encoder's dense layers during that pass
  *              (2 x multiply-adds of the sparse first layer, every W1/W2/W3 and the downward
@@ -38,6 +40,12 @@ static double clk(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void die(const char *what, const datm_error *err)
@@ -101,7 +109,10 @@ int main(int argc, char **argv)
         datm_batch_iter it;
         if (datm_batch_iter_init(&it, N, B, 1, 1, 1, &err)) die("batches", &err);
         double t_train = 0;
-        int64_t docs = 0;
+        int64_t docs = 0, nt = 0;
+        /* per-batch times: on a shared machine the median batch is the steadier figure */
+        double *bt = datm_alloc_array((size_t)(iters > 0 ? iters : 1), sizeof(double), &err);
+        if (!bt) die("alloc", &err);
         for (int64_t i = 1; i <= iters; i++) {
             const int64_t *rows;
             int64_t n = datm_batch_iter_next(&it, &rows);
@@ -114,10 +125,17 @@ int main(int argc, char **argv)
             double t0 = clk();
             if (ops->train_batch(mm, &b, &ctx, &st, &err)) die("train", &err);
             double dt = clk() - t0;
-            if (i > 20) { t_train += dt; docs += n; }
+            if (i > 20) {
+                t_train += dt;
+                docs += n;
+                bt[nt++] = dt / (double)n;
+            }
             datm_csr_free(&Xb);
         }
         datm_batch_iter_free(&it);
+        qsort(bt, (size_t)nt, sizeof(double), cmp_double);
+        const double med_rate = nt > 0 ? 1.0 / bt[nt / 2] : 0.0;
+        datm_free(bt);
 
         /* where the time of one iteration goes: the steps of Algorithm 1 timed one by one
          * (same calls as whai_iterate) on 30 (BENCH_PART_ITERS) more batches */
@@ -173,7 +191,8 @@ int main(int argc, char **argv)
         }
 
         if (getenv("BENCH_TRAIN_ONLY")) {   /* profiling the training loop alone */
-            printf("threads %d: train %.0f docs/s\n", threads, (double)docs / t_train);
+            printf("threads %d: train %.0f docs/s (median batch %.0f)\n", threads,
+                   (double)docs / t_train, med_rate);
             /* on a loaded machine the minimum over the 30 batches is the steadier figure */
             printf("  one iteration, ms (mean | min of %lld): encoder forward+ELBO %.3f | %.3f, "
                    "backward %.3f | %.3f, Adam %.3f | %.3f, theta sample %.3f | %.3f, "
@@ -232,10 +251,10 @@ int main(int argc, char **argv)
         m->eval_chain = 1;
         const double nd = (double)obs.X.n_rows;
 
-        printf("threads %d: train %.0f docs/s | infer (mean) %.0f docs/s | dense layers %.2f "
+        printf("threads %d: train %.0f docs/s (median batch %.0f) | infer (mean) %.0f docs/s | dense layers %.2f "
                "GFLOP/s (%.0f MAC/doc) | sgemm (%lld,%lld)x(%lld,%lld) %.1f GFLOP/s | test "
                "%.4g s/doc for S = %lld (%.4g without the chain advance)\n",
-               threads, (double)docs / t_train, (double)N / t_inf, 2 * macs * (double)N / t_inf * 1e-9,
+               threads, (double)docs / t_train, med_rate, (double)N / t_inf, 2 * macs * (double)N / t_inf * 1e-9,
                macs, (long long)B, (long long)K1, (long long)K1, (long long)K1,
                2.0 * (double)(B * K1 * K1) / t_gemm * 1e-9, t_eval / (double)draws * (double)S / nd,
                (long long)S, t_fixed / (double)draws * (double)S / nd);
