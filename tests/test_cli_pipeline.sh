@@ -7,6 +7,8 @@
 #   and fails against a baseline moved by 1%
 # - datm check: exit 0 and the resolved spec for a good spec, exit 2 with file:line:col and
 #   the key for a bad one, exit 1 for a missing file; overrides listed in overrides.txt
+# - datm run of a spec whose data set is misspelt or empty: exit 1, no result.h5, the message
+#   names the spec and data.dataset (and the closest data set under DATM_DATA)
 # - datm models / describe VARIANT / describe --all --markdown (every engine key documented)
 # - every command answers --help with exit 0
 # Skips (77) without 20news_2000.
@@ -67,6 +69,13 @@ $DATM check "$T/none.yaml" 2>/dev/null
 check '[ $? -eq 1 ]' "missing spec file exits 1"
 $DATM run "$T/bad.yaml" -o "$T/badrun" 2>/dev/null
 check '[ $? -eq 2 ] && [ ! -e "$T/badrun" ]' "run refuses a bad spec before creating anything"
+printf 'data:\n  dataset: 20news_200\nmodel:\n  variant: unigram\n' > "$T/typo.yaml"
+$DATM run "$T/typo.yaml" -o "$T/typorun" --quiet 2> "$T/typo.txt"
+check '[ $? -eq 1 ] && [ ! -e "$T/typorun/result.h5" ]' "a missing data set fails the run, no result.h5"
+check 'grep -q "typo.yaml: data.dataset: data set .20news_200. not found: looked in .* (did you mean .20news_2000.?)" "$T/typo.txt"' "missing data set: spec, key, places looked and a suggestion"
+printf 'data:\n  dataset: ""\nmodel:\n  variant: unigram\n' > "$T/empty.yaml"
+$DATM run "$T/empty.yaml" -o "$T/emptyrun" --quiet 2> "$T/empty.txt"
+check '[ $? -eq 1 ] && grep -q "empty.yaml: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named"
 
 # --- models / describe ---
 check '$DATM models | grep -q "^unigram "' "models lists unigram"

@@ -5,7 +5,9 @@
  *   token-split:  a seeded per-document split of every training document (obs_fraction
  *                 observed); train on the observed parts, score the held-out parts.
  * File hashes are kept for provenance. Letters: N documents, V words. */
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -15,6 +17,29 @@ static int file_exists(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The data set under $DATM_DATA (or ../shared/data) whose name is closest to `name`, into
+ * out ("" when none is close): the hint after a misspelt data.dataset. */
+static void closest_dataset(const char *name, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *env = getenv("DATM_DATA");
+    DIR *d = opendir(env && *env ? env : "../shared/data");
+    if (!d) return;
+    enum { MAXN = 256 };
+    static char names[MAXN][128];   /* spec loading is single-threaded */
+    const char *cand[MAXN];
+    int n = 0;
+    for (struct dirent *e; n < MAXN && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof names[0]) continue;
+        snprintf(names[n], sizeof names[0], "%s", e->d_name);
+        cand[n] = names[n];
+        n++;
+    }
+    closedir(d);
+    const char *near = datm_closest_name(name, cand, n);
+    if (near) snprintf(out, size, "%s", near);
 }
 
 /* DIR/SPLIT.docword.gz or DIR/SPLIT.docword; 0 when neither exists. */
@@ -65,8 +90,20 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     const datm_config *dc = datm_spec_section(spec, DATM_SEC_DATA);
     const datm_config *tc = datm_spec_section(spec, DATM_SEC_TRAIN);
     const char *name = datm_config_str(dc, "dataset");
+    if (!name[0])
+        return datm_error_set(err, DATM_E_INVALID, "%s: data.dataset is empty: name a data set "
+                              "under $DATM_DATA (e.g. 20news_2000) or a directory", spec->path);
     int rc = datm_dataset_resolve(name, d->dir, sizeof d->dir, err);
-    if (rc) return rc;
+    if (rc) {
+        char near[128];
+        closest_dataset(name, near, sizeof near);
+        if (near[0]) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            datm_error_set(err, rc, "%s (did you mean '%s'?)", msg, near);
+        }
+        return datm_error_prefix(err, "%s: data.dataset: ", spec->path);
+    }
     rc = datm_corpus_load(d->dir, "train", &d->train, err);
     if (rc) return rc;
     const int64_t V = d->train.X.n_cols;
