@@ -8,7 +8,8 @@
 # - datm check: exit 0 and the resolved spec for a good spec, exit 2 with file:line:col and
 #   the key for a bad one, exit 1 for a missing file; overrides listed in overrides.txt
 # - datm run of a spec whose data set is misspelt or empty: exit 1, no result.h5, the message
-#   names the spec and data.dataset (and the closest data set under DATM_DATA)
+#   names the spec and data.dataset (and the closest data set under DATM_DATA); a value the
+#   model itself rejects at create (model.layers: []) is named with its file:line:col
 # - datm models / describe VARIANT / describe --all --markdown (every engine key documented)
 # - every command answers --help with exit 0
 # Skips (77) without 20news_2000.
@@ -76,6 +77,11 @@ check 'grep -q "typo.yaml: data.dataset: data set .20news_200. not found: looked
 printf 'data:\n  dataset: ""\nmodel:\n  variant: unigram\n' > "$T/empty.yaml"
 $DATM run "$T/empty.yaml" -o "$T/emptyrun" --quiet 2> "$T/empty.txt"
 check '[ $? -eq 1 ] && grep -q "empty.yaml: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named"
+printf 'data:\n  dataset: 20news_2000\nmodel:\n  variant: whai\n  layers: []\n' > "$T/nolayers.yaml"
+$DATM run "$T/nolayers.yaml" -o "$T/nolayersrun" --quiet 2> "$T/nolayers.txt"
+check '[ $? -eq 1 ] && grep -q "nolayers.yaml:5:11: model whai: model.layers: 0 layers" "$T/nolayers.txt"' "a model's own check names file:line:col of the key"
+$DATM run "$T/nolayers.yaml" "model.layers=[8,8,8,8,8,8,8,8,8]" -o "$T/nolayersrun2" --quiet 2> "$T/nolayers2.txt"
+check 'grep -q "override .model.layers=\[8,8,8,8,8,8,8,8,8\].: model whai: model.layers: 9 layers" "$T/nolayers2.txt"' "... or the override that set it"
 
 # --- models / describe ---
 check '$DATM models | grep -q "^unigram "' "models lists unigram"

@@ -46,6 +46,12 @@ typedef struct datm_model_catalog {
 /* ---- spec ---- */
 #define DATM_MAX_OVERRIDES 64
 
+/* Where one key's value was given: "file:line:col" or "override 'k=v'". */
+typedef struct datm_spec_where {
+    char key[96];      /* "section.key" ("seed" for top-level keys) */
+    char where[600];
+} datm_spec_where;
+
 typedef struct datm_spec {
     char  path[512];                     /* spec file, or "<text>" */
     char  variant[64];                   /* model.variant */
@@ -56,6 +62,8 @@ typedef struct datm_spec {
     char *resolved;                      /* canonical resolved YAML (no comments) */
     char  hash[65];                      /* SHA-256 hex of `resolved` without output.dir and
                                             threads (they cannot change the numbers) */
+    datm_spec_where *where;              /* (n_where) every key given in the file or overrides */
+    int   n_where;
 } datm_spec;
 
 /* Loads YAML from `path`, applies overrides "a.b=value" (or "~a.b" to remove a key) in
@@ -69,6 +77,10 @@ int  datm_spec_load_text(const char *text, const char *name, const char *const *
                          int n_overrides, const datm_model_catalog *cat, datm_spec *out,
                          datm_error *err);
 void datm_spec_free(datm_spec *s);
+/* Errors found after loading (a model's own checks at create) name keys but not where they
+ * were given: prefixes err's message with the position of the first key of the spec that
+ * it names ("model.layers" -> "spec.yaml:12:11: "); leaves it as it is when it names none. */
+void datm_spec_locate_error(const datm_spec *s, datm_error *err);
 /* Resolved YAML; with_comments marks keys whose value is the schema default with
  * "# default" (for printing). Caller frees with datm_free. */
 char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err);

@@ -645,7 +645,11 @@ static int setup_model(run_ctx *c, datm_error *err)
         .seed = c->seed, .threads = omp_get_max_threads(), .train = &c->data.train_X,
         .train_labels = c->data.train_labels, .vocab = c->data.train.vocab};
     int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, &c->m, err);
-    if (rc) return datm_error_prefix(err, "model %s: ", s->variant);
+    if (rc) {
+        datm_error_prefix(err, "model %s: ", s->variant);
+        datm_spec_locate_error(s, err);
+        return rc;
+    }
     c->n_layers = c->m->ops->n_layers ? c->m->ops->n_layers(c->m) : 1;
     rc = datm_curves_init(&c->curves, c->n_layers, err);
     if (rc || !c->opts->resume) return rc;

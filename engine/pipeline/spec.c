@@ -7,6 +7,7 @@
  * mistakes; each line names file:line:column (or the override) and the key. */
 #include "pipeline/pipeline.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,52 @@ typedef struct load_ctx {
     int         n_errors;
     char        msg[sizeof(((datm_error *)0)->msg)];
     int         fatal;                       /* an allocation failed */
+    datm_spec  *out;                         /* gets the keys' positions */
 } load_ctx;
+
+/* Remembers where the value of sec.key was given (the last one wins, as for the value). */
+static void note_where(load_ctx *c, const char *sec, const char *key, const char *where)
+{
+    datm_spec *s = c->out;
+    char full[96];
+    snprintf(full, sizeof full, "%s%s%s", sec, sec[0] ? "." : "", key);
+    for (int i = 0; i < s->n_where; i++)
+        if (!strcmp(s->where[i].key, full)) {
+            snprintf(s->where[i].where, sizeof s->where[i].where, "%s", where);
+            return;
+        }
+    if (s->n_where % 32 == 0) {
+        datm_spec_where *w = realloc(s->where, (size_t)(s->n_where + 32) * sizeof *w);
+        if (!w) return;   /* positions are a courtesy: without one the message stays as it is */
+        s->where = w;
+    }
+    snprintf(s->where[s->n_where].key, sizeof s->where[0].key, "%s", full);
+    snprintf(s->where[s->n_where].where, sizeof s->where[0].where, "%s", where);
+    s->n_where++;
+}
+
+void datm_spec_locate_error(const datm_spec *s, datm_error *err)
+{
+    if (!s || !err) return;
+    const char *best = NULL, *at = NULL;
+    for (int i = 0; i < s->n_where; i++) {
+        const char *k = s->where[i].key;
+        if (!strchr(k, '.')) continue;   /* "seed", "name": too common as plain words */
+        const size_t n = strlen(k);
+        for (const char *p = strstr(err->msg, k); p; p = strstr(p + 1, k)) {
+            const char b = p > err->msg ? p[-1] : ' ', e = p[n];
+            if (isalnum((unsigned char)b) || b == '_' || b == '.' || isalnum((unsigned char)e) ||
+                e == '_')
+                continue;   /* part of a longer name */
+            if (!at || p < at) {
+                at = p;
+                best = s->where[i].where;
+            }
+            break;
+        }
+    }
+    if (best) datm_error_prefix(err, "%s: ", best);
+}
 
 static void add_error(load_ctx *c, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -160,10 +206,11 @@ static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, c
         if (v->kind == DATM_Y_SEQ && !is_list) {
             add_error(c, where, "%s.%s: expected a single %s, got a list", sec, key,
                       datm_param_type_name(p->type));
-        } else if (datm_config_set(cfg, key, text, &e)) {
+        } else {
             char vwhere[600];
             datm_ytree_where(v, vwhere, sizeof vwhere);
-            add_error(c, vwhere, "%s", e.msg);
+            if (datm_config_set(cfg, key, text, &e)) add_error(c, vwhere, "%s", e.msg);
+            else note_where(c, sec, key, vwhere);
         }
         datm_free(text);
     }
@@ -446,6 +493,7 @@ void datm_spec_free(datm_spec *s)
     for (int i = 0; i < DATM_SEC_COUNT_; i++) datm_config_destroy(&s->sec[i]);
     for (int i = 0; i < s->n_overrides; i++) datm_free(s->overrides[i]);
     datm_free(s->resolved);
+    free(s->where);
     memset(s, 0, sizeof *s);
 }
 
@@ -461,6 +509,7 @@ int datm_spec_load_text(const char *text, const char *name, const char *const *o
         return datm_error_set(err, DATM_E_INVALID, "at most %d overrides", DATM_MAX_OVERRIDES);
     load_ctx c = {0};
     c.file = name;
+    c.out = out;
     datm_ynode *root = NULL;
     int rc = datm_ytree_parse(text, strlen(text), name, &root, err);
     if (rc) return rc;
