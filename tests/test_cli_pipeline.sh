@@ -8,7 +8,7 @@
 # - datm check: exit 0 and the resolved spec for a good spec, exit 2 with file:line:col and
 #   the key for a bad one, exit 1 for a missing file; overrides listed in overrides.txt
 # - datm run of a spec whose data set is misspelt or empty: exit 1, no result.h5, the message
-#   names the spec and data.dataset (and the closest data set under DATM_DATA); a value the
+#   names file:line:col and data.dataset (and the closest data set under DATM_DATA); a value the
 #   model itself rejects at create (model.layers: []) is named with its file:line:col
 # - datm models / describe VARIANT / describe --all --markdown (every engine key documented)
 # - every command answers --help with exit 0
@@ -73,10 +73,10 @@ check '[ $? -eq 2 ] && [ ! -e "$T/badrun" ]' "run refuses a bad spec before crea
 printf 'data:\n  dataset: 20news_200\nmodel:\n  variant: unigram\n' > "$T/typo.yaml"
 $DATM run "$T/typo.yaml" -o "$T/typorun" --quiet 2> "$T/typo.txt"
 check '[ $? -eq 1 ] && [ ! -e "$T/typorun/result.h5" ]' "a missing data set fails the run, no result.h5"
-check 'grep -q "typo.yaml: data.dataset: data set .20news_200. not found: looked in .* (did you mean .20news_2000.?)" "$T/typo.txt"' "missing data set: spec, key, places looked and a suggestion"
+check 'grep -q "typo.yaml:2:12: data.dataset: data set .20news_200. not found: looked in .* (did you mean .20news_2000.?)" "$T/typo.txt"' "missing data set: file:line:col, key, places looked and a suggestion"
 printf 'data:\n  dataset: ""\nmodel:\n  variant: unigram\n' > "$T/empty.yaml"
 $DATM run "$T/empty.yaml" -o "$T/emptyrun" --quiet 2> "$T/empty.txt"
-check '[ $? -eq 1 ] && grep -q "empty.yaml: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named"
+check '[ $? -eq 1 ] && grep -q "empty.yaml:2:12: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named at file:line:col"
 printf 'data:\n  dataset: 20news_2000\nmodel:\n  variant: whai\n  layers: []\n' > "$T/nolayers.yaml"
 $DATM run "$T/nolayers.yaml" -o "$T/nolayersrun" --quiet 2> "$T/nolayers.txt"
 check '[ $? -eq 1 ] && grep -q "nolayers.yaml:5:11: model whai: model.layers: 0 layers" "$T/nolayers.txt"' "a model's own check names file:line:col of the key"

@@ -79,7 +79,7 @@ int  datm_spec_load_text(const char *text, const char *name, const char *const *
 void datm_spec_free(datm_spec *s);
 /* Errors found after loading (a model's own checks at create) name keys but not where they
  * were given: prefixes err's message with the position of the first key of the spec that
- * it names ("model.layers" -> "spec.yaml:12:11: "); leaves it as it is when it names none. */
+ * it names ("model.layers" -> "spec.yaml:12:11: "); else prefixes the spec's path. */
 void datm_spec_locate_error(const datm_spec *s, datm_error *err);
 /* Resolved YAML; with_comments marks keys whose value is the schema default with
  * "# default" (for printing). Caller frees with datm_free. */

@@ -28,7 +28,7 @@ static void closest_dataset(const char *name, char *out, size_t size)
     DIR *d = opendir(env && *env ? env : "../shared/data");
     if (!d) return;
     enum { MAXN = 256 };
-    static char names[MAXN][128];   /* spec loading is single-threaded */
+    char names[MAXN][128];
     const char *cand[MAXN];
     int n = 0;
     for (struct dirent *e; n < MAXN && (e = readdir(d)) != NULL;) {
@@ -90,9 +90,12 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     const datm_config *dc = datm_spec_section(spec, DATM_SEC_DATA);
     const datm_config *tc = datm_spec_section(spec, DATM_SEC_TRAIN);
     const char *name = datm_config_str(dc, "dataset");
-    if (!name[0])
-        return datm_error_set(err, DATM_E_INVALID, "%s: data.dataset is empty: name a data set "
-                              "under $DATM_DATA (e.g. 20news_2000) or a directory", spec->path);
+    if (!name[0]) {
+        datm_error_set(err, DATM_E_INVALID, "data.dataset is empty: name a data set under "
+                       "$DATM_DATA (e.g. 20news_2000) or a directory");
+        datm_spec_locate_error(spec, err);   /* file:line:col of the key */
+        return err->code;
+    }
     int rc = datm_dataset_resolve(name, d->dir, sizeof d->dir, err);
     if (rc) {
         char near[128];
@@ -102,7 +105,9 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
             snprintf(msg, sizeof msg, "%s", err->msg);
             datm_error_set(err, rc, "%s (did you mean '%s'?)", msg, near);
         }
-        return datm_error_prefix(err, "%s: data.dataset: ", spec->path);
+        datm_error_prefix(err, "data.dataset: ");
+        datm_spec_locate_error(spec, err);
+        return rc;
     }
     rc = datm_corpus_load(d->dir, "train", &d->train, err);
     if (rc) return rc;

@@ -68,7 +68,7 @@ void datm_spec_locate_error(const datm_spec *s, datm_error *err)
             break;
         }
     }
-    if (best) datm_error_prefix(err, "%s: ", best);
+    datm_error_prefix(err, "%s: ", best ? best : s->path);
 }
 
 static void add_error(load_ctx *c, const char *where, const char *fmt, ...)
