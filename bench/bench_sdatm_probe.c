@@ -15,7 +15,9 @@
  *            (mean - shift) * scale and sd * scale (0 and 1 when nothing drifted)
  * env: PROBE_EVERY (5), PROBE_S (10; 0 = skip sampled prediction), PROBE_NTR / PROBE_NTE
  * (3000 documents each), PROBE_LR (1: regression at every point, n: every n-th, 0: never),
- * PROBE_FS (draws averaged into the regression's features; 0 = the mean). */
+ * PROBE_FS (draws averaged into the regression's features; 0 = the mean), PROBE_ENS (0; n > 0:
+ * also the test error of p(y|x) at the posterior means averaged over the last 2, 3, 5, ..., n
+ * probe points, i.e. a snapshot ensemble along the training trajectory). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +226,10 @@ int main(int argc, char **argv)
     datm_csr_select_rows(&d.train_X, rtr, ntr, &Xtr, &err);
     datm_csr_select_rows(&d.test.X, rte, nte, &Xte, &err);
     float *P = malloc(sizeof(float) * (size_t)((ntr > nte ? ntr : nte) * C));
+    const int ens = getenv("PROBE_ENS") ? atoi(getenv("PROBE_ENS")) : 0;
+    float **ring = ens > 0 ? calloc((size_t)ens, sizeof(float *)) : NULL;
+    float *Pavg = ens > 0 ? malloc(sizeof(float) * (size_t)(nte * C)) : NULL;
+    int n_probe = 0;
     datm_batch_iter it;
     datm_batch_iter_init(&it, N, B, seed, datm_config_bool(tc, "shuffle"), datm_config_bool(tc, "drop_last"), &err);
     int32_t *lab = malloc(4 * B);
@@ -246,6 +252,22 @@ int main(int argc, char **argv)
             if (m->ops->predict) {
                 m->ops->predict(m, &Xtr, 5, 0, P, &err); r[0] = err_of(P, ytr, ntr, C);
                 m->ops->predict(m, &Xte, 5, 0, P, &err); r[1] = err_of(P, yte, nte, C);
+                if (ens > 0) {
+                    float **slot = &ring[n_probe % ens];
+                    if (!*slot) *slot = malloc(sizeof(float) * (size_t)(nte * C));
+                    memcpy(*slot, P, sizeof(float) * (size_t)(nte * C));
+                    n_probe++;
+                    printf("ensemble test error (last k probe points):");
+                    for (int k = 2; k <= ens && k <= n_probe; k = k < 3 ? k + 1 : k + 2) {
+                        memset(Pavg, 0, sizeof(float) * (size_t)(nte * C));
+                        for (int j = 0; j < k; j++) {
+                            const float *q = ring[(n_probe - 1 - j) % ens];
+                            for (int64_t i = 0; i < nte * C; i++) Pavg[i] += q[i];
+                        }
+                        printf(" k=%d %.4f", k, err_of(Pavg, yte, nte, C));
+                    }
+                    printf("\n");
+                }
                 if (S > 0) {
                     m->ops->predict(m, &Xtr, 5, S, P, &err); r[2] = err_of(P, ytr, ntr, C);
                     m->ops->predict(m, &Xte, 5, S, P, &err); r[3] = err_of(P, yte, nte, C);
