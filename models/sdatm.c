@@ -13,6 +13,7 @@
 #include "io/h5.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
+#include "sdatm_ens.h"
 #include "sdatm_val.h"
 #include "whai.h"
 
@@ -72,6 +73,7 @@ typedef struct sdatm {
     float       *best_enc, *best_head;            /* snapshot of the best check: encoder, head */
     datm_gbn    *best_gbn;                        /* ... and decoder (Phi, M, counters) */
     datm_train_stats last_st;                     /* reported after an early stop */
+    sdatm_ens    ens;                             /* predict_snapshots: states predicted from */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -99,6 +101,7 @@ void sdatm_destroy(datm_model *m)
     datm_free(s->keep); datm_free(s->keep_ids); datm_free(s->keep_lab);
     datm_free(s->best_enc); datm_free(s->best_head);
     datm_gbn_destroy(&s->best_gbn);
+    sdatm_ens_free(&s->ens);
     datm_free(s);
 }
 
@@ -521,6 +524,12 @@ static const datm_param_schema sdatm_extra[] = {
     {"val_patience", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "checks without a new best validation error after which the best state is restored and "
      "the rest of the run's iterations are skipped (0 = train every epoch)"},
+    {"predict_snapshots", DATM_PARAM_INT, "0", 0, 1000, NULL,
+     "trajectory ensemble (not in the paper; 0 = off, the paper's prediction from the final "
+     "state): the states (encoder, head, Phi(2..L)) at the ends of the last this many "
+     "supervised epochs are kept, and prediction averages p(y | x) over them, as perplexity "
+     "averages over the Phi samples collected along the chain. Memory and the result file "
+     "grow by this many copies of the encoder"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra)
@@ -629,6 +638,16 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
                             "model.enc_input_keep < 1 (it is 1: the documents are not thinned)",
                             datm_config_str(cfg, "head_test_input"));
+    const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
+    if (!rc && n_snap > 0 && s->val.n)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.predict_snapshots: %d needs "
+                            "model.val_fraction 0 (early stopping keeps one best state)", n_snap);
+    if (!rc) {
+        int64_t rows[DATM_ENC_MAX_LAYERS + 1] = {0}, cols[DATM_ENC_MAX_LAYERS + 1] = {0};
+        for (int l = 2; l <= L; l++) { rows[l] = s->K[l - 1]; cols[l] = s->K[l]; }
+        rc = sdatm_ens_init(&s->ens, n_snap, s->w->enc->params.size, s->hp.size, L, rows, cols,
+                            err);
+    }
     if (!rc && s->norm_every > 0 && !s->standardize)
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
                             "model.head_standardize true", (long long)s->norm_every);
@@ -820,6 +839,10 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
         rc = sdatm_head_norm_refresh(m, err);
     if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
         rc = sdatm_val_check(s, ctx, epoch, last, err);
+    /* predict_snapshots: the states at the ends of the run's last ens.cap supervised epochs */
+    if (!rc && s->ens.cap > 0 && sup >= 1 && epoch_end &&
+        epoch > s->total_iters / s->bpe - s->ens.cap)
+        sdatm_ens_take(&s->ens, epoch, s->w->ch.params, s->hp.value, phi_f(s));
     return rc;
 }
 
@@ -877,18 +900,29 @@ int sdatm_predict(const datm_model *m, const datm_csr *docs, uint64_t seed, int 
     return predict_impl(CS(m), docs, seed, nsamples, probs, 1, err);
 }
 
+/* The state prediction reads: the model's own, or a held one of predict_snapshots. */
+static sdatm_ens_state live_state(const sdatm *s)
+{
+    sdatm_ens_state st;
+    memset(&st, 0, sizeof st);
+    st.enc = enc_params(s);
+    st.head = s->hp.value;
+    for (int l = 2; l <= s->L; l++) st.phi[l] = phi_f(s)[l];
+    return st;
+}
+
 /* Adds p(y | x) of every draw (nsamples joint draws of theta and W, or one at the means) on the
- * encoder's cached upward pass ec of N documents to probs (N, C); th, cache, W, eps, P are
- * predict_impl's work space. */
-static int predict_add(const sdatm *s, const datm_encoder_cache *ec, int64_t N, uint64_t seed,
-                       int nsamples, float *const *th, float *cache, float *W, float *eps,
-                       float *P, float *probs, datm_error *err)
+ * encoder's cached upward pass ec (made with st's encoder) of N documents to probs (N, C); th,
+ * cache, W, eps, P are predict_impl's work space. */
+static int predict_add(const sdatm *s, const sdatm_ens_state *st, const datm_encoder_cache *ec,
+                       int64_t N, uint64_t seed, int nsamples, float *const *th, float *cache,
+                       float *W, float *eps, float *P, float *probs, datm_error *err)
 {
     const int64_t C = s->C, RC = s->bs.R * C, chunk = SDATM_PRED_CHUNK;
     const int draws = nsamples > 0 ? nsamples : 1;
     int rc = DATM_OK;
     for (int j = 0; j < draws && !rc; j++) {
-        rc = datm_encoder_infer_cached(s->w->enc, ec, phi_f(s), NULL, nsamples > 0 ? 1 : 0, seed,
+        rc = datm_encoder_infer_cached(s->w->enc, ec, st->phi, NULL, nsamples > 0 ? 1 : 0, seed,
                                        (uint64_t)j, 0, 0, th, err);
         if (rc) break;
         if (nsamples > 0) {
@@ -896,12 +930,12 @@ static int predict_add(const sdatm *s, const datm_encoder_cache *ec, int64_t N, 
             datm_rng_init2(&r, seed, DATM_STREAM_EVAL, (uint64_t)j, SDATM_W_STREAM);
             datm_rng_normal_fill_f(&r, eps, (size_t)RC);
         }
-        datm_bsm_weights_f32(&s->bs, s->hp.value, nsamples > 0 ? eps : NULL, W);
+        datm_bsm_weights_f32(&s->bs, st->head, nsamples > 0 ? eps : NULL, W);
         for (int64_t r0 = 0; r0 < N; r0 += chunk) {
             const int64_t nb = DATM_MIN(chunk, N - r0);
             const float *tc[DATM_MLP_MAX_LAYERS];
             for (int l = 1; l <= s->L; l++) tc[l - 1] = th[l] + r0 * s->K[l];
-            const float *feat = datm_mlp_head_forward_f32(&s->mh, s->hp.value, nb, tc, cache);
+            const float *feat = datm_mlp_head_forward_f32(&s->mh, st->head, nb, tc, cache);
             datm_bsm_forward_f32(&s->bs, nb, feat, W, P);
             float *dst = probs + r0 * C;
             for (int64_t i = 0; i < nb * C; i++) dst[i] += P[i];
@@ -931,25 +965,36 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
     if (!rc) memset(probs, 0, (size_t)(N * C) * sizeof(float));
     /* head_test_input draws: p(y | x) averaged over test_draws random thinnings too */
     const int thin_draws = s->test_draws > 0 ? s->test_draws : 1;
+    /* predict_snapshots: p(y | x) averaged over the held states too (the model's own state
+     * is the newest of them) */
+    const int states = s->ens.n > 0 ? s->ens.n : 1;
     for (int t = 0; t < thin_draws && !rc; t++) {
-        datm_encoder_cache_destroy(&ec);
+        datm_csr_free(&Xt);
         if (s->test_draws > 0) {
             rc = sdatm_thin_docs(docs, s->w->input_keep, seed, (uint64_t)t, &Xt, err);
             Xe = &Xt;
         } else {
             rc = sdatm_test_docs(s, docs, &Xt, &Xe, err);
         }
-        if (!rc) rc = datm_encoder_cache_build(s->w->enc, enc_params(s), Xe, 0, &ec, err);
-        if (!rc) rc = predict_add(s, ec, N, seed, nsamples, th, cache, W, eps, P, probs, err);
+        for (int j = 0; j < states && !rc; j++) {
+            const sdatm_ens_state st = s->ens.n > 0 ? sdatm_ens_get(&s->ens, j) : live_state(s);
+            datm_encoder_cache_destroy(&ec);
+            rc = datm_encoder_cache_build(s->w->enc, st.enc, Xe, 0, &ec, err);
+            if (!rc) rc = predict_add(s, &st, ec, N, seed, nsamples, th, cache, W, eps, P, probs,
+                                      err);
+        }
     }
     if (!rc) {
-        const float inv = 1.0f / (float)(draws * thin_draws);
+        const float inv = 1.0f / (float)(draws * thin_draws * states);
         for (int64_t i = 0; i < N * C; i++) probs[i] *= inv;
         const double dt = datm_time_now() - t0;
         if (verbose)
-            datm_info("%s predict: %lld documents x %d draws x %d input thinnings in %.3g s "
-                      "(%.3g s per document)", s->base.ops->name, (long long)N, draws,
-                      s->test_draws, dt, N ? dt / (double)N : 0.0);
+            datm_info("%s predict: %lld documents x %d draws x %d input thinnings x %d states "
+                      "(epochs %lld-%lld) in %.3g s (%.3g s per document)", s->base.ops->name,
+                      (long long)N, draws, s->test_draws, states,
+                      (long long)(s->ens.n ? s->ens.epoch[0] : 0),
+                      (long long)(s->ens.n ? s->ens.epoch[s->ens.n - 1] : 0), dt,
+                      N ? dt / (double)N : 0.0);
     }
     datm_encoder_cache_destroy(&ec);
     datm_csr_free(&Xt);
@@ -982,6 +1027,7 @@ int sdatm_save(const datm_model *m, struct datm_h5 *g, datm_error *err)
     datm_h5_close(&gh);
     if (!rc && s->val.n) rc = sdatm_val_save(&s->val, g, err);
     if (!rc && s->val.n && s->best_enc && !s->val.stopped_epoch) rc = snapshot_save(s, g, err);
+    if (!rc) rc = sdatm_ens_save(&s->ens, g, err);
     return rc;
 }
 
@@ -1010,5 +1056,6 @@ int sdatm_load(datm_model *m, struct datm_h5 *g, datm_error *err)
         else if (datm_h5_exists(g, SNAPSHOT_GROUP)) rc = snapshot_load(s, g, err);
         else s->val.best = -1;   /* a file from before snapshots were saved: a new best starts */
     }
+    if (!rc) rc = sdatm_ens_load(&s->ens, g, err);
     return rc;
 }

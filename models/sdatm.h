@@ -37,6 +37,10 @@
  * put back at the end, or after val_patience checks without improvement, after which
  * train_batch does nothing. The curve is saved under early_stopping/ in the model group.
  * With val_fraction > 0 do not use eval_globals chain (its batches draw from all rows).
+ * Trajectory ensemble (predict_snapshots > 0; not in the paper; models/sdatm_ens.h): the
+ * states (encoder, head, Phi(2..L)) at the ends of the last predict_snapshots supervised epochs
+ * are kept, and prediction averages p(y | x) over them (each with its own draws); infer (theta)
+ * reads the final state only. Not with val_fraction > 0.
  *
  * The paper's unsupervised "DATM" baseline of Tables 3-4 is not a mode of this file: run the
  * variant whai with the same keys; `datm run` then fits the logistic regression on its theta

@@ -1,0 +1,198 @@
+/* ctest-labels: e2e  ctest-timeout: 600 */
+/* tests/test_sdatm_ensemble.c: sDATM's trajectory ensemble (model.predict_snapshots;
+ * models/sdatm_ens.c, models/sdatm.c). Checks:
+ *  1. spec validation: predict_snapshots out of range is rejected naming the key; with
+ *     val_fraction > 0 it is rejected at create, naming model.predict_snapshots;
+ *  2. on the real digits set (skipped when absent), sdatm-l and sdatm-n:
+ *     - predict_snapshots 1 predicts exactly as 0 (the one held state is the final one);
+ *     - with predict_snapshots 3 and E epochs, p(y | x) on the test set is the mean of the
+ *       predictions of three runs without snapshots trained for E - 2, E - 1 and E epochs
+ *       (what the ensemble claims to average; the snapshots do not change training);
+ *     - save -> load into a fresh model keeps the predictions, and the saved epochs are
+ *       E - 2, E - 1, E;
+ *     - resume: saved after epoch E - 1 (two states held) and continued in a fresh model, the
+ *       run predicts exactly as the uninterrupted one. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/data.h"
+#include "io/h5.h"
+#include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
+
+static int fails;
+#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
+
+static const char *SPEC =
+    "name: t\nseed: 4\ndata:\n  dataset: digits\nmodel:\n  variant: %s\n  layers: [32, 16]\n"
+    "  unsup_epochs: 3\n  kl_warmup_epochs: 2\n  k_min: 1\n  label_weight: 10\n"
+    "  predict_snapshots: %d\n  val_fraction: %g\n"
+    "train:\n  epochs: %d\n  batch_size: 50\n";
+
+enum { E = 8, B = 50 };
+
+typedef sdatm_testrun run;
+
+static int make(run *r, const char *variant, int snaps, double frac, int epochs,
+                const datm_corpus *tr, datm_error *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text, SPEC, variant, snaps, frac, epochs);
+    return sdatm_testrun_make(r, text, tr, B, epochs, 4, err);
+}
+
+static int spec_rejects(const char *ov)
+{
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    char text[1024];
+    snprintf(text, sizeof text, SPEC, "sdatm-n", 0, 0.0, E);
+    datm_spec sp;
+    datm_error err = {0};
+    const char *o[1] = {ov};
+    if (datm_spec_load_text(text, "test", o, 1, &cat, &sp, &err) == DATM_OK) {
+        datm_spec_free(&sp);
+        fprintf(stderr, "%s accepted\n", ov);
+        return 0;
+    }
+    printf("%s -> %s\n", ov, err.msg);
+    return strstr(err.msg, "predict_snapshots") != NULL;
+}
+
+/* Trains a model of `epochs` epochs with `snaps` snapshots; p(y | x) at the posterior means
+ * on te into P (n, C). Non-zero on failure. */
+static int run_predict(const char *variant, int snaps, int epochs, const datm_corpus *tr,
+                       const datm_corpus *te, float *P)
+{
+    datm_error err = {0};
+    run r;
+    int rc = make(&r, variant, snaps, 0, epochs, tr, &err);
+    if (rc) fprintf(stderr, "create: %s\n", err.msg);
+    if (!rc) rc = sdatm_testrun_train(&r, tr, 4, epochs);
+    if (!rc) rc = isnan(sdatm_testrun_error(&r, &te->X, te->labels, te->n_classes, 5, 0, P));
+    sdatm_testrun_drop(&r);
+    return rc;
+}
+
+static float max_abs_diff(const float *a, const float *b, int64_t n)
+{
+    float d = 0;
+    for (int64_t i = 0; i < n; i++) d = fmaxf(d, fabsf(a[i] - b[i]));
+    return d;
+}
+
+static void test_digits(const char *variant, const datm_corpus *tr, const datm_corpus *te)
+{
+    const int64_t n = te->X.n_rows * te->n_classes;
+    float *P[E + 1] = {NULL}, *ens = malloc(sizeof(float) * (size_t)n),
+          *one = malloc(sizeof(float) * (size_t)n), *mean = malloc(sizeof(float) * (size_t)n),
+          *q = malloc(sizeof(float) * (size_t)n);
+    for (int e = E - 2; e <= E; e++) P[e] = malloc(sizeof(float) * (size_t)n);
+    datm_error err = {0};
+    const char *path = "test_sdatm_ensemble.h5";
+    for (int e = E - 2; e <= E; e++)
+        if (run_predict(variant, 0, e, tr, te, P[e])) { fails++; goto out; }
+    if (run_predict(variant, 1, E, tr, te, one) || run_predict(variant, 3, E, tr, te, ens)) {
+        fails++;
+        goto out;
+    }
+    CHECK(memcmp(one, P[E], sizeof(float) * (size_t)n) == 0);
+    /* predict_add's order: the states' p(y | x) summed oldest first, then times 1/3 */
+    for (int64_t i = 0; i < n; i++) mean[i] = ((0.0f + P[E - 2][i]) + P[E - 1][i]) + P[E][i];
+    for (int64_t i = 0; i < n; i++) mean[i] *= 1.0f / 3.0f;
+    const float d = max_abs_diff(ens, mean, n), d_last = max_abs_diff(ens, P[E], n);
+    printf("%s: ensemble of epochs %d-%d vs the mean of three runs: max |diff| %g (vs the "
+           "final state alone: %g)\n", variant, E - 2, E, (double)d, (double)d_last);
+    CHECK(d <= 1e-6f);
+    CHECK(d_last > 1e-4f);   /* the states differ, so the ensemble is not the last state */
+
+    /* save -> load; the saved epochs; resume after epoch E - 1 */
+    run a, b;
+    datm_batch_iter it;
+    int64_t iter = 0;
+    CHECK(datm_batch_iter_init(&it, tr->X.n_rows, B, 4, 1, 0, &err) == DATM_OK);
+    if (make(&a, variant, 3, 0, E, tr, &err) ||
+        sdatm_testrun_epochs(&a, tr, &it, 4, &iter, 0, E - 1)) {
+        fails++;
+        sdatm_testrun_drop(&a);
+        datm_batch_iter_free(&it);
+        goto out;
+    }
+    datm_h5 *f = NULL;
+    CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
+    CHECK(a.m->ops->save(a.m, f, &err) == DATM_OK);
+    datm_h5_close(&f);
+    sdatm_testrun_drop(&a);
+    if (make(&b, variant, 3, 0, E, tr, &err)) { fails++; datm_batch_iter_free(&it); goto out; }
+    CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+    if (b.m->ops->load(b.m, f, &err)) { fprintf(stderr, "load: %s\n", err.msg); fails++; }
+    datm_h5_close(&f);
+    CHECK(sdatm_testrun_epochs(&b, tr, &it, 4, &iter, E - 1, E) == 0);
+    datm_batch_iter_free(&it);
+    CHECK(!isnan(sdatm_testrun_error(&b, &te->X, te->labels, te->n_classes, 5, 0, q)));
+    CHECK(memcmp(q, ens, sizeof(float) * (size_t)n) == 0);   /* resumed == uninterrupted */
+    CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
+    CHECK(b.m->ops->save(b.m, f, &err) == DATM_OK);
+    datm_h5_close(&f);
+    sdatm_testrun_drop(&b);
+    CHECK(make(&b, variant, 3, 0, E, tr, &err) == 0);
+    CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+    datm_h5 *g = NULL;
+    int64_t ep[3] = {0};
+    const int64_t ne[1] = {3};
+    CHECK(datm_h5_group(f, "trajectory_ensemble", 0, &g, &err) == DATM_OK);
+    CHECK(datm_h5_read_i64(g, "epoch", ep, 1, ne, &err) == DATM_OK);
+    datm_h5_close(&g);
+    CHECK(ep[0] == E - 2 && ep[1] == E - 1 && ep[2] == E);
+    if (b.m && b.m->ops->load(b.m, f, &err)) { fprintf(stderr, "load: %s\n", err.msg); fails++; }
+    datm_h5_close(&f);
+    if (b.m) {
+        CHECK(!isnan(sdatm_testrun_error(&b, &te->X, te->labels, te->n_classes, 5, 0, q)));
+        CHECK(memcmp(q, ens, sizeof(float) * (size_t)n) == 0);   /* save -> load */
+    }
+    sdatm_testrun_drop(&b);
+    /* a model made for fewer states cannot read three */
+    CHECK(make(&b, variant, 2, 0, E, tr, &err) == 0);
+    CHECK(datm_h5_open(path, 0, &f, &err) == DATM_OK);
+    if (b.m) {
+        const int rc = b.m->ops->load(b.m, f, &err);
+        printf("load into predict_snapshots 2 -> %s\n", rc ? err.msg : "accepted");
+        CHECK(rc != DATM_OK && strstr(err.msg, "predict_snapshots"));
+    }
+    datm_h5_close(&f);
+    sdatm_testrun_drop(&b);
+out:
+    remove(path);
+    for (int e = E - 2; e <= E; e++) free(P[e]);
+    free(ens);
+    free(one);
+    free(mean);
+    free(q);
+}
+
+int main(void)
+{
+    CHECK(spec_rejects("model.predict_snapshots=-1"));
+    CHECK(spec_rejects("model.predict_snapshots=1001"));
+
+    datm_corpus tr, te;
+    datm_error err = {0};
+    if (sdatm_testrun_digits(&tr, &te, &err)) {
+        printf("digits not found (%s): the real-data part is skipped\n", err.msg);
+        return fails ? 1 : 0;
+    }
+    {   /* with early stopping: rejected at create */
+        run r;
+        const int rc = make(&r, "sdatm-n", 3, 0.2, E, &tr, &err);
+        printf("predict_snapshots 3 with val_fraction 0.2 -> %s\n", rc ? err.msg : "accepted");
+        CHECK(rc != 0 && strstr(err.msg, "model.predict_snapshots"));
+        sdatm_testrun_drop(&r);
+    }
+    test_digits("sdatm-l", &tr, &te);
+    test_digits("sdatm-n", &tr, &te);
+    datm_corpus_free(&tr);
+    datm_corpus_free(&te);
+    if (fails) fprintf(stderr, "%d check(s) failed\n", fails);
+    return fails ? 1 : 0;
+}
