@@ -638,6 +638,12 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
                             "model.enc_input_keep < 1 (it is 1: the documents are not thinned)",
                             datm_config_str(cfg, "head_test_input"));
+    /* eval_globals chain advances copies of the chain on mini-batches drawn from all training
+     * rows, validation documents included */
+    if (!rc && s->val.n && s->w->eval_chain)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.eval_globals: chain needs "
+                            "model.val_fraction 0 (its mini-batches would read the validation "
+                            "documents); use fixed");
     const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
     if (!rc && n_snap > 0 && s->val.n)
         rc = datm_error_set(err, DATM_E_INVALID, "model.predict_snapshots: %d needs "

@@ -36,7 +36,8 @@
  * means is scored on it, the best state (encoder weights, decoder, head) is kept in memory and
  * put back at the end, or after val_patience checks without improvement, after which
  * train_batch does nothing. The curve is saved under early_stopping/ in the model group.
- * With val_fraction > 0 do not use eval_globals chain (its batches draw from all rows).
+ * With val_fraction > 0, eval_globals chain is rejected at create (its batches draw from all
+ * rows, validation documents included).
  * Trajectory ensemble (predict_snapshots > 0; not in the paper; models/sdatm_ens.h): the
  * states (encoder, head, Phi(2..L)) at the ends of the last predict_snapshots supervised epochs
  * are kept, and prediction averages p(y | x) over them (each with its own draws); infer (theta)

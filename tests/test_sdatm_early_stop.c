@@ -9,7 +9,8 @@
  *  2. the record (sdatm_val_record) on a fixed sequence of errors: new bests, ties keep the
  *     earlier state, STOP after `patience` checks without improvement, never with patience 0;
  *  3. spec validation: out-of-range val_fraction / val_every / val_patience are rejected with
- *     the key named; on digits a fraction too small for any document is rejected at create;
+ *     the key named; on digits a fraction too small for any document is rejected at create,
+ *     and so is eval_globals chain (its mini-batches would read the validation documents);
  *  4. on the real digits set (skipped when absent), sdatm-l and sdatm-n: a mini-batch of
  *     validation documents only changes nothing (bit-identical predictions), so they never
  *     train; after the run, the saved record's best is the first argmin of its curve, the
@@ -362,6 +363,17 @@ int main(void)
         int rc = make(&r, "sdatm-n", 1e-4, 1, 0, &tr, &err);
         printf("val_fraction 1e-4 -> %s\n", rc ? err.msg : "accepted");
         CHECK(rc != 0 && strstr(err.msg, "model.val_fraction") != NULL);
+        drop(&r);
+    }
+    {   /* eval_globals chain advances the chain on batches of all rows: rejected at create */
+        char text[1024], with[1200];
+        snprintf(text, sizeof text, SPEC, "sdatm-l", 0.2, 1, 0, EPOCHS);
+        const char *t = strstr(text, "train:");
+        snprintf(with, sizeof with, "%.*s  eval_globals: chain\n%s", (int)(t - text), text, t);
+        run r;
+        int rc = sdatm_testrun_make(&r, with, &tr, B, EPOCHS, 3, &err);
+        printf("eval_globals chain with val_fraction 0.2 -> %s\n", rc ? err.msg : "accepted");
+        CHECK(rc != 0 && strstr(err.msg, "model.eval_globals") != NULL);
         drop(&r);
     }
     test_digits_run("sdatm-l", &tr, 0);

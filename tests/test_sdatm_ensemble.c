@@ -180,7 +180,7 @@ int main(void)
     datm_error err = {0};
     if (sdatm_testrun_digits(&tr, &te, &err)) {
         printf("digits not found (%s): the real-data part is skipped\n", err.msg);
-        return fails ? 1 : 0;
+        return fails ? 1 : 77;
     }
     {   /* with early stopping: rejected at create */
         run r;
