@@ -74,6 +74,7 @@ typedef struct sdatm {
     datm_gbn    *best_gbn;                        /* ... and decoder (Phi, M, counters) */
     datm_train_stats last_st;                     /* reported after an early stop */
     sdatm_ens    ens;                             /* predict_snapshots: states predicted from */
+    int64_t      snap_every;                      /* snapshot_every: epochs between them */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -530,6 +531,9 @@ static const datm_param_schema sdatm_extra[] = {
      "supervised epochs are kept, and prediction averages p(y | x) over them, as perplexity "
      "averages over the Phi samples collected along the chain. Memory and the result file "
      "grow by this many copies of the encoder"},
+    {"snapshot_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
+     "with predict_snapshots: epochs between two held states (the last epoch's is always one), "
+     "so n states span the last n x snapshot_every epochs"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra)
@@ -645,6 +649,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                             "model.val_fraction 0 (its mini-batches would read the validation "
                             "documents); use fixed");
     const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
+    s->snap_every = datm_config_int(cfg, "snapshot_every");
     if (!rc && n_snap > 0 && s->val.n)
         rc = datm_error_set(err, DATM_E_INVALID, "model.predict_snapshots: %d needs "
                             "model.val_fraction 0 (early stopping keeps one best state)", n_snap);
@@ -845,9 +850,11 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
         rc = sdatm_head_norm_refresh(m, err);
     if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
         rc = sdatm_val_check(s, ctx, epoch, last, err);
-    /* predict_snapshots: the states at the ends of the run's last ens.cap supervised epochs */
-    if (!rc && s->ens.cap > 0 && sup >= 1 && epoch_end &&
-        epoch > s->total_iters / s->bpe - s->ens.cap)
+    /* predict_snapshots: the states at the ends of supervised epochs E, E - every, ... (E the
+     * run's last), ens.cap of them */
+    const int64_t E = s->total_iters / s->bpe, back = E - epoch;
+    if (!rc && s->ens.cap > 0 && sup >= 1 && epoch_end && back >= 0 &&
+        back % s->snap_every == 0 && back / s->snap_every < s->ens.cap)
         sdatm_ens_take(&s->ens, epoch, s->w->ch.params, s->hp.value, phi_f(s));
     return rc;
 }

@@ -8,6 +8,7 @@
  *     - with predict_snapshots 3 and E epochs, p(y | x) on the test set is the mean of the
  *       predictions of three runs without snapshots trained for E - 2, E - 1 and E epochs
  *       (what the ensemble claims to average; the snapshots do not change training);
+ *     - predict_snapshots 2 with snapshot_every 2: the mean of the runs of E - 2 and E epochs;
  *     - save -> load into a fresh model keeps the predictions, and the saved epochs are
  *       E - 2, E - 1, E;
  *     - resume: saved after epoch E - 1 (two states held) and continued in a fresh model, the
@@ -28,18 +29,26 @@ static int fails;
 static const char *SPEC =
     "name: t\nseed: 4\ndata:\n  dataset: digits\nmodel:\n  variant: %s\n  layers: [32, 16]\n"
     "  unsup_epochs: 3\n  kl_warmup_epochs: 2\n  k_min: 1\n  label_weight: 10\n"
-    "  predict_snapshots: %d\n  val_fraction: %g\n"
+    "  predict_snapshots: %d\n  snapshot_every: %d\n  val_fraction: %g\n"
     "train:\n  epochs: %d\n  batch_size: 50\n";
 
 enum { E = 8, B = 50 };
 
 typedef sdatm_testrun run;
 
+static int make_every(run *r, const char *variant, int snaps, int every, double frac,
+                      int epochs, const datm_corpus *tr, datm_error *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text, SPEC, variant, snaps, every, frac, epochs);
+    return sdatm_testrun_make(r, text, tr, B, epochs, 4, err);
+}
+
 static int make(run *r, const char *variant, int snaps, double frac, int epochs,
                 const datm_corpus *tr, datm_error *err)
 {
     char text[1024];
-    snprintf(text, sizeof text, SPEC, variant, snaps, frac, epochs);
+    snprintf(text, sizeof text, SPEC, variant, snaps, 1, frac, epochs);
     return sdatm_testrun_make(r, text, tr, B, epochs, 4, err);
 }
 
@@ -47,7 +56,7 @@ static int spec_rejects(const char *ov)
 {
     datm_model_catalog cat = DATM_REGISTRY_CATALOG;
     char text[1024];
-    snprintf(text, sizeof text, SPEC, "sdatm-n", 0, 0.0, E);
+    snprintf(text, sizeof text, SPEC, "sdatm-n", 0, 1, 0.0, E);
     datm_spec sp;
     datm_error err = {0};
     const char *o[1] = {ov};
@@ -57,17 +66,17 @@ static int spec_rejects(const char *ov)
         return 0;
     }
     printf("%s -> %s\n", ov, err.msg);
-    return strstr(err.msg, "predict_snapshots") != NULL;
+    return strstr(err.msg, "predict_snapshots") != NULL || strstr(err.msg, "snapshot_every") != NULL;
 }
 
 /* Trains a model of `epochs` epochs with `snaps` snapshots; p(y | x) at the posterior means
  * on te into P (n, C). Non-zero on failure. */
-static int run_predict(const char *variant, int snaps, int epochs, const datm_corpus *tr,
-                       const datm_corpus *te, float *P)
+static int run_predict(const char *variant, int snaps, int every, int epochs,
+                       const datm_corpus *tr, const datm_corpus *te, float *P)
 {
     datm_error err = {0};
     run r;
-    int rc = make(&r, variant, snaps, 0, epochs, tr, &err);
+    int rc = make_every(&r, variant, snaps, every, 0, epochs, tr, &err);
     if (rc) fprintf(stderr, "create: %s\n", err.msg);
     if (!rc) rc = sdatm_testrun_train(&r, tr, 4, epochs);
     if (!rc) rc = isnan(sdatm_testrun_error(&r, &te->X, te->labels, te->n_classes, 5, 0, P));
@@ -92,8 +101,9 @@ static void test_digits(const char *variant, const datm_corpus *tr, const datm_c
     datm_error err = {0};
     const char *path = "test_sdatm_ensemble.h5";
     for (int e = E - 2; e <= E; e++)
-        if (run_predict(variant, 0, e, tr, te, P[e])) { fails++; goto out; }
-    if (run_predict(variant, 1, E, tr, te, one) || run_predict(variant, 3, E, tr, te, ens)) {
+        if (run_predict(variant, 0, 1, e, tr, te, P[e])) { fails++; goto out; }
+    if (run_predict(variant, 1, 1, E, tr, te, one) || run_predict(variant, 3, 1, E, tr, te, ens) ||
+        run_predict(variant, 2, 2, E, tr, te, q)) {
         fails++;
         goto out;
     }
@@ -106,6 +116,11 @@ static void test_digits(const char *variant, const datm_corpus *tr, const datm_c
            "final state alone: %g)\n", variant, E - 2, E, (double)d, (double)d_last);
     CHECK(d <= 1e-6f);
     CHECK(d_last > 1e-4f);   /* the states differ, so the ensemble is not the last state */
+    for (int64_t i = 0; i < n; i++) mean[i] = ((0.0f + P[E - 2][i]) + P[E][i]) * 0.5f;
+    const float d2 = max_abs_diff(q, mean, n);
+    printf("%s: 2 states every 2 epochs vs the mean of the runs of %d and %d epochs: max |diff| "
+           "%g\n", variant, E - 2, E, (double)d2);
+    CHECK(d2 <= 1e-6f);
 
     /* save -> load; the saved epochs; resume after epoch E - 1 */
     run a, b;
@@ -175,6 +190,7 @@ int main(void)
 {
     CHECK(spec_rejects("model.predict_snapshots=-1"));
     CHECK(spec_rejects("model.predict_snapshots=1001"));
+    CHECK(spec_rejects("model.snapshot_every=0"));
 
     datm_corpus tr, te;
     datm_error err = {0};
