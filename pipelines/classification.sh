@@ -131,6 +131,9 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo "A row whose train docs say \"minus N% validation\" used early stopping (model.val_fraction:"
     echo "that share of the training documents, per class, never trains; the state of the epoch with"
     echo "the lowest validation error is kept; the test set is never looked at)."
+    echo "An epochs entry with \"mean of n states m apart\" used the trajectory ensemble"
+    echo "(model.predict_snapshots / snapshot_every; not in the paper): p(y|x) averaged over the states"
+    echo "at the ends of n supervised epochs, m epochs apart, ending at the last."
     echo
     echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | macro-F1 | test s/doc | paper test s/doc | wall s |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -155,10 +158,15 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
         un=$(resolved "$d" model.unsup_epochs)
         [ -n "$un" ] || un="all"
         [ -f "$d/spec.resolved.yaml" ] || un=""
+        ens=""
+        ps=$(resolved "$d" model.predict_snapshots)
+        if [ -n "$ps" ] && [ "$ps" != 0 ]; then   # trajectory ensemble: how many states, how far apart
+            ens=", mean of $ps states $(resolved "$d" model.snapshot_every) apart"
+        fi
         f1s=$( [ -n "$f1" ] && awk -v x="$f1" 'BEGIN {printf "%.4f", x}' || echo n/a)
         tts=$( [ -n "$tt" ] && awk -v x="$tt" 'BEGIN {printf "%.3g", x}' || echo n/a)
         echo "| $(field "$r" data) | $(field "$r" model) | $(resolved "$d" model.layers) |" \
-             "$(resolved "$d" train.epochs) (${un}) | ${ntr:-} |" \
+             "$(resolved "$d" train.epochs) (${un})${ens} | ${ntr:-} |" \
              "$( [ "$status" = ok ] && pct "$err" || echo "$status") | $(field "$r" paper) |" \
              "$f1s | $tts | $(field "$r" paper_s) |" \
              "$(cat "$d/wall_s" 2>/dev/null || echo n/a) |"
