@@ -53,6 +53,23 @@ static inline int sdatm_testrun_make(sdatm_testrun *r, const char *text,
                ? 1 : 0;
 }
 
+/* 1 when spec `text` with the one override `ov` fails to load with an error that names `key`
+ * (printed either way), 0 when it loads or the error does not name the key. */
+static inline int sdatm_testrun_spec_rejects(const char *text, const char *ov, const char *key)
+{
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_spec sp;
+    datm_error err = {0};
+    const char *o[1] = {ov};
+    if (datm_spec_load_text(text, "test", o, 1, &cat, &sp, &err) == DATM_OK) {
+        datm_spec_free(&sp);
+        fprintf(stderr, "%s accepted\n", ov);
+        return 0;
+    }
+    printf("%s -> %s\n", ov, err.msg);
+    return strstr(err.msg, key) != NULL;
+}
+
 static inline void sdatm_testrun_drop(sdatm_testrun *r)
 {
     if (r->m) r->m->ops->destroy(r->m);
