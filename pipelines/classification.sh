@@ -15,7 +15,8 @@
 #   --threads N    passed to every `datm run` (default: datm's, all cores; it caps OpenMP's
 #                  and OpenBLAS's threads), and as OPENBLAS_NUM_THREADS
 # A run with OUT/<id>/result.h5 (COMPLETED) is not run again, so the script can be stopped and
-# restarted. Each run's wall time goes to OUT/<id>/wall_s. Needs gnuplot for the figure.
+# restarted. Each run's wall time goes to OUT/<id>/wall_s. A row with seeds: "1 2" runs once
+# per seed (OUT/<id>_seed<s>) and averages their prediction with `datm ensemble` into OUT/<id>. Needs gnuplot for the figure.
 set -u
 PIPE=pipelines/classification.yaml
 DATM=${DATM_BIN:-build/datm}
@@ -78,10 +79,43 @@ sweep_layers() {   # width depth -> "[w,w/2,...]"
     awk -v w="$1" -v d="$2" 'BEGIN {s = "["; for (l = 0; l < d; l++) {v = int(w / 2 ^ l); if (v < 1) v = 1; s = s (l ? "," : "") v} print s "]"}'
 }
 
+# A row with `seeds: "1 2 ..."` is an ensemble of independent chains: one run per seed
+# (OUT/<id>_seed<s>, the row's overrides plus seed=<s>), then `datm ensemble` of them into
+# OUT/<id> (p(y|x) averaged over the runs); its wall_s is the members' sum.
+ensemble_one() {   # id seeds...
+    local id=$1 members=() s w total=0
+    shift
+    if [ -n "$ONLY" ] && ! echo "$id" | grep -Eq "$ONLY"; then return 0; fi
+    if [ -f "$OUT/$id/result.h5" ]; then echo "[$id] done already"; return 0; fi
+    for s in "$@"; do members+=("$OUT/${id}_seed$s"); done
+    echo "[$id] $DATM ensemble ${members[*]} -o $OUT/$id"
+    [ "$DRY" = 1 ] && return 0
+    if "$DATM" ensemble "${members[@]}" -o "$OUT/$id" "${THREADS[@]}" --quiet; then
+        for s in "${members[@]}"; do
+            w=$(cat "$s/wall_s" 2>/dev/null || echo 0)
+            total=$(awk -v a="$total" -v b="$w" 'BEGIN {printf "%.1f", a + b}')
+        done
+        echo "$total" > "$OUT/$id/wall_s"
+    else
+        echo "[$id] ensemble FAILED" >&2
+    fi
+}
+
 if [ "$REPORT_ONLY" = 0 ]; then
     while IFS= read -r r; do
-        # shellcheck disable=SC2046
-        run_one "$(field "$r" id)" "$(field "$r" spec)" $(field "$r" set)
+        id=$(field "$r" id)
+        seeds=$(field "$r" seeds)
+        if [ -n "$seeds" ]; then
+            for s in $seeds; do
+                # shellcheck disable=SC2046
+                run_one "${id}_seed$s" "$(field "$r" spec)" $(field "$r" set) "seed=$s"
+            done
+            # shellcheck disable=SC2086
+            ensemble_one "$id" $seeds
+        else
+            # shellcheck disable=SC2046
+            run_one "$id" "$(field "$r" spec)" $(field "$r" set)
+        fi
     done < <(rows)
     SPEC=$(sweep_key spec)
     for w in $(sweep_key widths); do
@@ -108,9 +142,21 @@ resolved() {   # run dir, key (a.b) -> value in spec.resolved.yaml
 }
 
 MD="$OUT/table.md"
-cmd_of() {   # row -> the command that produced it
-    echo "$DATM run $(field "$1" spec) $COMMON $(field "$1" set) -o $OUT/$(field "$1" id) ${THREADS[*]}" |
-        sed 's/  */ /g'
+cmd_of() {   # row -> the command(s) that produced it
+    local id seeds m=""
+    id=$(field "$1" id)
+    seeds=$(field "$1" seeds)
+    if [ -z "$seeds" ]; then
+        echo "$DATM run $(field "$1" spec) $COMMON $(field "$1" set) -o $OUT/$id ${THREADS[*]}" |
+            sed 's/  */ /g'
+        return
+    fi
+    for s in $seeds; do
+        echo "$DATM run $(field "$1" spec) $COMMON $(field "$1" set) seed=$s -o $OUT/${id}_seed$s ${THREADS[*]}" |
+            sed 's/  */ /g'
+        m="$m $OUT/${id}_seed$s"
+    done
+    echo "$DATM ensemble$m -o $OUT/$id ${THREADS[*]}" | sed 's/  */ /g; s/ *$//'
 }
 err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a when not run)
 {
@@ -134,6 +180,9 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
     echo "An epochs entry with \"mean of n states m apart\" used the trajectory ensemble"
     echo "(model.predict_snapshots / snapshot_every; not in the paper): p(y|x) averaged over the states"
     echo "at the ends of n supervised epochs, m epochs apart, ending at the last."
+    echo "An entry with \"averaged over k runs, seeds ...\" is \`datm ensemble\` of k runs of the row's"
+    echo "spec that differ only in the seed (independent chains; not in the paper): p(y|x) averaged"
+    echo "over the runs; its wall s is the sum of the runs'."
     echo
     echo "| data | model | layers | epochs (unsup.) | train docs | our error % | paper error % | macro-F1 | test s/doc | paper test s/doc | wall s |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -162,6 +211,9 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
         ps=$(resolved "$d" model.predict_snapshots)
         if [ -n "$ps" ] && [ "$ps" != 0 ]; then   # trajectory ensemble: how many states, how far apart
             ens=", mean of $ps states $(resolved "$d" model.snapshot_every) apart"
+        fi
+        if [ -f "$d/members.txt" ]; then   # datm ensemble: independent runs (seeds) averaged
+            ens="$ens; p(y|x) averaged over $(wc -l < "$d/members.txt") runs, seeds $(field "$r" seeds | sed 's/ /, /g')"
         fi
         f1s=$( [ -n "$f1" ] && awk -v x="$f1" 'BEGIN {printf "%.4f", x}' || echo n/a)
         tts=$( [ -n "$tt" ] && awk -v x="$tt" 'BEGIN {printf "%.3g", x}' || echo n/a)
@@ -225,6 +277,10 @@ err_of() { pct "$(metric "$OUT/$1" error_rate)"; }   # run id -> error % (n/a wh
 echo "classification: wrote $MD"
 
 # ---- the figure ----
+if [ -z "$(sweep_key widths)" ] || [ -z "$(sweep_key depths)" ]; then
+    echo "classification: no sweep widths/depths in $PIPE; no figure"
+    exit 0
+fi
 DAT="$OUT/error_depth_width.dat"
 {
     printf "# depth"

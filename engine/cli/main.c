@@ -20,6 +20,7 @@ int datm_cmd_check_metrics(int argc, char **argv);
 int datm_cmd_topics(int argc, char **argv);
 int datm_cmd_figures(int argc, char **argv);
 int datm_cmd_infer(int argc, char **argv);
+int datm_cmd_ensemble(int argc, char **argv);
 
 int datm_cmd_corpus(int argc, char **argv);
 static const datm_cli_command commands[] = {
@@ -34,6 +35,7 @@ static const datm_cli_command commands[] = {
     {"topics", "projected topics per layer, NPMI, diversity and the layer tree", datm_cmd_topics},
     {"figures", "make a run's figures (gnuplot .dat/.gp/.png/.svg)", datm_cmd_figures},
     {"infer", "per-layer document features (theta) of new documents from a trained run", datm_cmd_infer},
+    {"ensemble", "average the class prediction of finished supervised runs (e.g. seeds)", datm_cmd_ensemble},
     {"corpus", "build a data set from raw text; summarise a data set", datm_cmd_corpus},
     {NULL, NULL, NULL} /* end */
 };

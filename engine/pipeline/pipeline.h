@@ -146,6 +146,41 @@ int  datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
  * "MISSING" when neither exists. */
 int  datm_run_status_read(const char *run_dir, char *status, size_t size);
 
+/* The class probabilities of a COMPLETED run's test documents, recomputed as its evaluate
+ * stage did: the run's resolved spec and data, its model created and loaded from result.h5,
+ * the model's own predict with the run's seed and evaluate.predict_samples (the engine's
+ * draws are seeded, so this reproduces the run's /metrics/error_rate exactly). */
+typedef struct datm_run_prediction {
+    int64_t  n_docs;          /* N test documents */
+    int      n_classes;       /* C */
+    float   *probs;           /* (N, C) */
+    int32_t *labels;          /* (N) true classes */
+    double   stored_error;    /* /metrics/error_rate of result.h5 (NAN when absent) */
+    double   train_s;         /* /metrics/train_s (NAN when absent) */
+    double   predict_s;       /* wall time of the prediction pass just made */
+    char     test_hash[80];   /* sha256 of the test documents' file (the data set's identity) */
+    char     spec_hash[80];
+    char     variant[64];
+    uint64_t seed;
+} datm_run_prediction;
+
+int  datm_run_predict(const char *run_dir, const datm_model_catalog *cat,
+                      datm_run_prediction *out, datm_error *err);
+void datm_run_prediction_free(datm_run_prediction *p);
+
+/* `datm ensemble`: p(y|x) of every test document averaged over the members (equal weights),
+ * written to OUT_DIR as a run directory: result.h5 (COMPLETED; /metrics error_rate, macro_f1,
+ * predict_s_per_doc and train_s summed over the members; /classification as a run's, plus
+ * probs (N, C); /ensemble members, member_error_rate, member_seed, member_probs/<i>),
+ * spec.resolved.yaml (the first member's, under a header) and members.txt. The members must
+ * share the test documents and labels. report (freed by the caller with
+ * datm_class_report_free) gets the ensemble's metrics. Nothing is left half-written. */
+#define DATM_ENSEMBLE_MAX 64
+struct datm_class_report;
+int  datm_ensemble_write(const char *out_dir, const char *const *dirs,
+                         const datm_run_prediction *p, int n, struct datm_class_report *report,
+                         datm_error *err);
+
 /* Path of the newest complete checkpoint of run_dir, or DATM_E_IO when there is none. */
 int  datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t *iteration,
                             datm_error *err);

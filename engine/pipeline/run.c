@@ -49,7 +49,7 @@ typedef struct run_ctx {
 
 /* ---- small helpers ---- */
 
-static int mkdir_p(const char *path, datm_error *err)
+int datm_run_mkdir_p(const char *path, datm_error *err)
 {
     char buf[1200];
     snprintf(buf, sizeof buf, "%s", path);
@@ -66,7 +66,7 @@ static int mkdir_p(const char *path, datm_error *err)
     return DATM_OK;
 }
 
-static int write_text_atomic(const char *path, const char *text, datm_error *err)
+int datm_run_write_text(const char *path, const char *text, datm_error *err)
 {
     char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -412,7 +412,7 @@ static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
 static int evaluate_stage(run_ctx *c, datm_error *err)
 {
     const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
-    const uint64_t es = eval_seed(c->seed, UINT64_C(0xFFFFFFFFFFFF));
+    const uint64_t es = eval_seed(c->seed, DATM_RUN_EVAL_INDEX);
     int rc = DATM_OK;
     if (datm_config_bool(ec, "perplexity")) {
         double secs = 0;
@@ -450,7 +450,7 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
         int32_t *pred = datm_alloc_array((size_t)(X->n_rows ? X->n_rows : 1), sizeof *pred, err);
         if (!probs || !pred) rc = DATM_E_NOMEM;
         const double t0 = datm_time_now();
-        if (!rc) rc = c->m->ops->predict(c->m, X, es ^ 0x5bd1e995u,
+        if (!rc) rc = c->m->ops->predict(c->m, X, datm_run_predict_seed(c->seed),
                                          (int)datm_config_int(ec, "predict_samples"), probs, err);
         if (!rc && X->n_rows) c->predict_s_per_doc = (datm_time_now() - t0) / (double)X->n_rows;
         if (!rc) {
@@ -596,7 +596,7 @@ static void write_report(run_ctx *c)
 static int prepare(run_ctx *c, datm_error *err)
 {
     const char *dir = c->opts->run_dir;
-    int rc = mkdir_p(dir, err);
+    int rc = datm_run_mkdir_p(dir, err);
     if (rc) return rc;
     snprintf(c->part, sizeof c->part, "%s/%s.part", dir, DATM_RESULT_FILE);
     snprintf(c->final, sizeof c->final, "%s/%s", dir, DATM_RESULT_FILE);
@@ -605,7 +605,7 @@ static int prepare(run_ctx *c, datm_error *err)
         datm_warn("%s: replaced the result of an earlier run in this directory", c->final);
     char path[1300];
     snprintf(path, sizeof path, "%s/%s", dir, DATM_RESULT_SPEC_FILE);
-    rc = write_text_atomic(path, c->spec->resolved, err);
+    rc = datm_run_write_text(path, c->spec->resolved, err);
     if (rc) return rc;
     if (!c->opts->resume) {
         char buf[16384];
@@ -614,7 +614,7 @@ static int prepare(run_ctx *c, datm_error *err)
         for (int i = 0; i < c->spec->n_overrides && o < sizeof buf; i++)
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\n", c->spec->overrides[i]);
         snprintf(path, sizeof path, "%s/overrides.txt", dir);
-        rc = write_text_atomic(path, buf, err);
+        rc = datm_run_write_text(path, buf, err);
         if (rc) return rc;
         /* a fresh run starts without checkpoints of an earlier attempt */
         for (;;) {
@@ -629,27 +629,41 @@ static int prepare(run_ctx *c, datm_error *err)
     return DATM_OK;
 }
 
-static int setup_model(run_ctx *c, datm_error *err)
+/* The model of `s` for the training set of `d`, created as a run does (also what
+ * datm_run_predict rebuilds before loading a finished run's state). */
+int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t seed,
+                          datm_model **m, int64_t *bpe, int64_t *total, datm_error *err)
 {
-    const datm_spec *s = c->spec;
     const datm_config *tc = datm_spec_section(s, DATM_SEC_TRAIN);
-    const int64_t N = c->data.train_X.n_rows, B = datm_config_int(tc, "batch_size");
-    c->bpe = datm_config_bool(tc, "drop_last") ? N / B : (N + B - 1) / B;
-    if (c->bpe <= 0)
+    const int64_t N = d->train_X.n_rows, B = datm_config_int(tc, "batch_size");
+    *bpe = datm_config_bool(tc, "drop_last") ? N / B : (N + B - 1) / B;
+    if (*bpe <= 0)
         return datm_error_set(err, DATM_E_INVALID, "train.batch_size %lld with drop_last leaves no "
                               "mini-batch of %lld documents", (long long)B, (long long)N);
-    c->total = c->bpe * datm_config_int(tc, "epochs");
+    *total = *bpe * datm_config_int(tc, "epochs");
     datm_run_info info = {
-        .n_train = N, .n_vocab = c->data.train_X.n_cols, .n_classes = c->data.train.n_classes,
-        .batch_size = B, .epochs = datm_config_int(tc, "epochs"), .total_iters = c->total,
-        .seed = c->seed, .threads = omp_get_max_threads(), .train = &c->data.train_X,
-        .train_labels = c->data.train_labels, .vocab = c->data.train.vocab};
-    int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, &c->m, err);
+        .n_train = N, .n_vocab = d->train_X.n_cols, .n_classes = d->train.n_classes,
+        .batch_size = B, .epochs = datm_config_int(tc, "epochs"), .total_iters = *total,
+        .seed = seed, .threads = omp_get_max_threads(), .train = &d->train_X,
+        .train_labels = d->train_labels, .vocab = d->train.vocab};
+    int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, m, err);
     if (rc) {
         datm_error_prefix(err, "model %s: ", s->variant);
         datm_spec_locate_error(s, err);
-        return rc;
     }
+    return rc;
+}
+
+uint64_t datm_run_predict_seed(uint64_t seed)
+{
+    return eval_seed(seed, DATM_RUN_EVAL_INDEX) ^ 0x5bd1e995u;
+}
+
+static int setup_model(run_ctx *c, datm_error *err)
+{
+    const datm_spec *s = c->spec;
+    int rc = datm_run_model_create(s, &c->data, c->seed, &c->m, &c->bpe, &c->total, err);
+    if (rc) return rc;
     c->n_layers = c->m->ops->n_layers ? c->m->ops->n_layers(c->m) : 1;
     rc = datm_curves_init(&c->curves, c->n_layers, err);
     if (rc || !c->opts->resume) return rc;

@@ -28,6 +28,21 @@ typedef struct datm_run_data {
 int  datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err);
 void datm_run_data_free(datm_run_data *d);
 
+/* ---- files of a run directory (run.c) ---- */
+int datm_run_mkdir_p(const char *path, datm_error *err);   /* "a/b/c", parents too */
+/* Writes `text` to path.tmp and renames it: a reader never sees half a file. */
+int datm_run_write_text(const char *path, const char *text, datm_error *err);
+
+/* ---- the model of a run (run.c) ---- */
+/* Index of the evaluate stage's draws in the run's evaluation seed stream. */
+#define DATM_RUN_EVAL_INDEX UINT64_C(0xFFFFFFFFFFFF)
+/* Creates the model of `s` for the training set of `d` as `datm run` does: *bpe mini-batches
+ * per epoch, *total in the whole run. Errors name the model and the spec position. */
+int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t seed,
+                          datm_model **m, int64_t *bpe, int64_t *total, datm_error *err);
+/* Seed of the evaluate stage's class prediction (ops->predict) of a run with root `seed`. */
+uint64_t datm_run_predict_seed(uint64_t seed);
+
 /* ---- curves: one row per evaluation (curves.c) ---- */
 #define DATM_CURVE_MAX_COLS (8 + 2 * DATM_MAX_LAYERS)
 typedef struct datm_curve_table {
