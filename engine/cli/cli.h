@@ -13,4 +13,8 @@ typedef struct datm_cli_command {
 
 enum { DATM_EXIT_OK = 0, DATM_EXIT_FAIL = 1, DATM_EXIT_USAGE = 2, DATM_EXIT_SKIP = 77 };
 
+/* `--threads N` (cli_threads.c): sets OpenMP's and OpenBLAS's thread counts; DATM_EXIT_USAGE
+ * with a message naming command `cmd` when N is not a positive integer. */
+int datm_cli_threads(const char *cmd, const char *value);
+
 #endif

@@ -3,9 +3,7 @@
  * run directory that `datm compare` and the pipeline tables read like any other. Each
  * member's prediction is recomputed from its result.h5 and must reproduce the error rate
  * the member reported; otherwise nothing is written. */
-#include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +42,7 @@ int datm_cmd_ensemble(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return DATM_EXIT_OK; }
         else if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            char *end = NULL;
-            long t = strtol(argv[++i], &end, 10);
-            if (!end || *end || t < 1 || t > 4096) {
-                fprintf(stderr, "datm ensemble: --threads needs a positive integer, got '%s'\n",
-                        argv[i]);
-                return DATM_EXIT_USAGE;
-            }
-            omp_set_num_threads((int)t);
-            openblas_set_num_threads((int)t);
+            if (datm_cli_threads("ensemble", argv[++i])) return DATM_EXIT_USAGE;
         }
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-' && a[1]) {

@@ -8,8 +8,6 @@
  * run, docs, samples, seed, variant, seconds. OUT.csv: a header line then one row per
  * document: doc (1-based, as in the docword file), then theta_<l>_<k> for every layer and
  * unit, numbers with %.9g. */
-#include <cblas.h>
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +109,7 @@ int datm_cmd_infer(int argc, char **argv)
         else if (!strcmp(a, "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(a, "--layer") && i + 1 < argc) layer = atoi(argv[++i]);
         else if (!strcmp(a, "--threads") && i + 1 < argc) {
-            char *end = NULL;
-            long n = strtol(argv[++i], &end, 10);
-            if (!end || *end || n < 1 || n > 4096) {
-                fprintf(stderr, "datm infer: --threads needs a positive integer, got '%s'\n",
-                        argv[i]);
-                return DATM_EXIT_USAGE;
-            }
-            /* OpenBLAS keeps its own pool apart from OpenMP's (as in datm run) */
-            omp_set_num_threads((int)n);
-            openblas_set_num_threads((int)n);
+            if (datm_cli_threads("infer", argv[++i])) return DATM_EXIT_USAGE;
         }
         else if (!strcmp(a, "--normalize")) normalize = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
