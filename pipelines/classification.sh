@@ -314,7 +314,9 @@ GP="$OUT/error_depth_width.gp"
     done
     echo
 } > "$GP"
-if command -v gnuplot >/dev/null; then
+if ! awk '!/^#/ {for (i = 2; i <= NF; i++) if ($i != "NaN") found = 1} END {exit !found}' "$DAT"; then
+    echo "classification: no sweep point has been run; $GP left for later"
+elif command -v gnuplot >/dev/null; then
     (cd "$OUT" && gnuplot -e "set terminal pngcairo size 800,560; set output 'error_depth_width.png'" "$(basename "$GP")" &&
         gnuplot -e "set terminal svg size 800,560; set output 'error_depth_width.svg'" "$(basename "$GP")") &&
         echo "classification: wrote $OUT/error_depth_width.png"
