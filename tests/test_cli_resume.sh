@@ -6,18 +6,15 @@
 #   the same run uninterrupted (every value compared at 17 significant digits)
 # - SIGINT writes a checkpoint, marks the run INTERRUPTED (exit 1); resume completes it equal
 # - resume of a COMPLETED run does nothing; kept checkpoints respect keep_checkpoints
-# Skips (77) without 20news_2000 under DATM_DATA.
+# Skips (77) without the binary, 20news_2000 under DATM_DATA or h5dump.
 set -u
-DATM=${DATM_BIN:-build/datm}
 SRC=${DATM_SOURCE_DIR:-.}
 : "${DATM_DATA:=$SRC/../shared/data}"
 export DATM_DATA
-[ -d "$DATM_DATA/20news_2000" ] || { echo "skipped: no $DATM_DATA/20news_2000"; exit 77; }
-command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; exit 77; }
-T=$(mktemp -d /tmp/datm_resume_XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"
+datm_test_init resume 20news_2000
+DATM=$datm
+T=$tmp
 SPEC=$SRC/experiments/quick/unigram.yaml
 COMMON="train.epochs=3 train.checkpoint_every=7 train.eval_every=5 output.figures=false"
 

@@ -7,18 +7,15 @@
 # - sweep resume: jobs killed mid-run (SIGKILL) are FAILED in the manifest; --resume skips
 #   the COMPLETED ones, resumes the others from their checkpoints, and they end equal to
 #   a plain run of the same overrides; a changed definition is refused
-# Skips (77) without 20news_2000.
+# Skips (77) without the binary, 20news_2000 under DATM_DATA or h5dump.
 set -u
-DATM=${DATM_BIN:-build/datm}
 SRC=${DATM_SOURCE_DIR:-.}
 : "${DATM_DATA:=$SRC/../shared/data}"
 export DATM_DATA
-[ -d "$DATM_DATA/20news_2000" ] || { echo "skipped: no $DATM_DATA/20news_2000"; exit 77; }
-command -v h5dump >/dev/null || { echo "skipped: h5dump missing"; exit 77; }
-T=$(mktemp -d /tmp/datm_sweep_XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail=0
-check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"
+datm_test_init sweep 20news_2000
+DATM=$datm
+T=$tmp
 SPEC=$SRC/experiments/quick/unigram.yaml
 FIX="train.epochs=2 output.figures=false train.checkpoint_every=10"
 ppl() { h5dump -m %.17g -d /metrics/perplexity "$1" | sed -n 's/^ *(0): //p'; }
