@@ -38,10 +38,7 @@ int datm_gbn_stats_create(const datm_gbn *g, datm_gbn_stats **out, datm_error *e
     if (s->n_threads < 1) s->n_threads = 1;
     s->fx = s->tables ? datm_alloc_array((size_t)(s->n_threads * s->fx_len), sizeof(int64_t), err)
                       : NULL;
-    s->c1 = s->fx ? datm_alloc_array((size_t)(s->n_threads * g->K[0] * g->K[1]), sizeof(int32_t),
-                                     err)
-                  : NULL;
-    if (!s->c1) { datm_gbn_stats_destroy(&s); return err->code; }
+    if (!s->fx) { datm_gbn_stats_destroy(&s); return err->code; }
     *out = s;
     return DATM_OK;
 }
@@ -53,27 +50,18 @@ void datm_gbn_stats_destroy(datm_gbn_stats **ps)
     for (int l = 1; l <= s->L; l++) datm_free(s->A[l]);
     datm_free(s->tables);
     datm_free(s->fx);
-    datm_free(s->c1);
     datm_free(s);
     *ps = NULL;
 }
 
 void datm_gbn_stats_reset(datm_gbn_stats *s)
 {
-    /* one accumulator per thread (1 MB of c1 each at V = 2000, K1 = 128), each cleared by a
-     * thread of its own rather than all of them by one; a layer-1 accumulator no pass has
-     * written since the last reset is still zero and is skipped */
+    /* one accumulator per thread (2 MB each at V = 2000, K1 = 128), each cleared by a
+     * thread of its own rather than all of them by one */
     const int T = s->n_threads;
-    const int64_t n1 = s->K[0] * s->K[1], o2 = s->fx_off[2];
-    const int l1s = s->l1_sampled, l1e = s->l1_expected;
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1 && !omp_in_parallel())
-    for (int t = 0; t < T; t++) {
-        int64_t *fx = s->fx + (int64_t)t * s->fx_len;
-        if (l1e) memset(fx, 0, (size_t)o2 * sizeof(int64_t));
-        memset(fx + o2, 0, (size_t)(s->fx_len - o2) * sizeof(int64_t));
-        if (l1s) memset(s->c1 + (int64_t)t * n1, 0, (size_t)n1 * sizeof(int32_t));
-    }
-    s->l1_sampled = s->l1_expected = 0;
+    for (int t = 0; t < T; t++)
+        memset(s->fx + (int64_t)t * s->fx_len, 0, (size_t)s->fx_len * sizeof(int64_t));
     s->q_sum = 0.0;
     s->n_passes = 0;
     s->dirty = 1;
@@ -85,26 +73,11 @@ void datm_gbn_stats_reduce(datm_gbn_stats *s)
     int64_t n = s->fx_len;
     int T = s->n_threads;
     const int64_t *fx = s->fx;
-    const int32_t *c1 = s->c1;
-    const int64_t n1 = s->K[0] * s->K[1];
-    const int l1s = s->l1_sampled, l1e = s->l1_expected;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        double v;
-        if (i < n1 && l1s) {   /* (double)count: what fx held, count * 2^24, gave exactly */
-            int64_t acc = 0;
-            for (int t = 0; t < T; t++) acc += c1[(int64_t)t * n1 + i];
-            v = (double)acc;
-            if (l1e) {
-                int64_t a2 = 0;
-                for (int t = 0; t < T; t++) a2 += fx[(int64_t)t * n + i];
-                v += (double)a2 / DATM_GBN_FX_SCALE;
-            }
-        } else {
-            int64_t acc = 0;
-            for (int t = 0; t < T; t++) acc += fx[(int64_t)t * n + i];
-            v = (double)acc / DATM_GBN_FX_SCALE;
-        }
+        int64_t acc = 0;
+        for (int t = 0; t < T; t++) acc += fx[(int64_t)t * n + i];
+        double v = (double)acc / DATM_GBN_FX_SCALE;
         int l = 1;
         while (l <= s->L && i >= s->fx_off[l + 1]) l++;
         if (l <= s->L) s->A[l][i - s->fx_off[l]] = v;
@@ -234,18 +207,18 @@ static void cum_product4(const double *const a[4], const double *b, int64_t K,
     s[3] = s3;
 }
 
-/* Adds one sampled count at each of base[idx[0..n)]. The layer-1 counts (V x K1 int32,
- * 1 MB at V = 2000, K1 = 128) are partly out of the private caches: the additions are
- * collected and applied here with the lines a few additions ahead prefetched, instead of one
- * cache miss per token in the middle of the draws. Integer sums: the order does not change
- * them (int32: a cell would need 2^31 tokens of one word in one pass to overflow). */
-static void flush_counts(int32_t *base, const int64_t *idx, int n)
+/* Adds one sampled count at each of base[idx[0..n)]. The layer-1 rows of the accumulator
+ * (V x K1 int64, 2 MB at V = 2000, K1 = 128) are mostly out of the private caches: the
+ * additions are collected and applied here with the lines a few additions ahead prefetched,
+ * instead of one cache miss per token in the middle of the draws. Integer sums: the order
+ * does not change them. */
+static void flush_counts(int64_t *base, const int64_t *idx, int n)
 {
     enum { PF = 12 };
     for (int i = 0; i < n && i < PF; i++) __builtin_prefetch(base + idx[i], 1, 3);
     for (int i = 0; i < n; i++) {
         if (i + PF < n) __builtin_prefetch(base + idx[i + PF], 1, 3);
-        base[idx[i]] += 1;
+        base[idx[i]] += (int64_t)DATM_GBN_FX_SCALE;
     }
 }
 
@@ -326,8 +299,8 @@ int datm_augment_force_scalar = 0;
 
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
                            int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
-                           int64_t *fx, const int64_t *fx_off, int32_t *c1, int expected,
-                           int want_ll, datm_rng *rng, double *work)
+                           int64_t *fx, const int64_t *fx_off, int expected, int want_ll,
+                           datm_rng *rng, double *work)
 {
     double *cum = work;
     const int L = g->L;
@@ -395,7 +368,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
                     m1[k]++;
                     if (arow && !expected) {
                         if (nd == DATM_GBN_DEFER) {
-                            flush_counts(c1, defer, nd);
+                            flush_counts(fx + fx_off[1], defer, nd);
                             nd = 0;
                         }
                         defer[nd++] = v * K1 + k;
@@ -412,7 +385,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         }
     }
 
-    if (nd) flush_counts(c1, defer, nd);
+    if (nd) flush_counts(fx + fx_off[1], defer, nd);
 
     /* layers t >= 2: CRT tables of the layer below, split over the units of layer t. The
      * running sums of up to four rows with customers are computed together (cum_product4),
@@ -508,7 +481,6 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
     if (!mscr) { datm_free(work); return err->code; }
 
     const int64_t B = X->n_rows;
-    datm_gbn_stats_mark(s, mode == DATM_AUG_EXPECTED);
 #pragma omp parallel for num_threads(T) schedule(dynamic, 8)
     for (int64_t n = 0; n < B; n++) {
         const int tid = omp_get_thread_num();
@@ -523,8 +495,8 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
             o += g->K[l];
         }
         int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
-        datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, th, mn, datm_gbn_stats_fx(s, tid),
-                            s ? s->fx_off : NULL, datm_gbn_stats_c1(s, tid),
+        datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, th, mn,
+                            s ? s->fx + (int64_t)tid * s->fx_len : NULL, s ? s->fx_off : NULL,
                             mode == DATM_AUG_EXPECTED, 0, &rng, work + (int64_t)tid * wl);
     }
     if (s) {

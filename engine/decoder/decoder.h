@@ -106,10 +106,6 @@ typedef struct datm_gbn_stats {
     int64_t  fx_off[DATM_GBN_MAX_LAYERS + 2]; /* fx_off[l]: A[l]; fx_off[L+1]: tables */
     int64_t  fx_len;
     int64_t *fx;                         /* (n_threads, fx_len) */
-    /* sampled layer-1 counts as plain int32 (n_threads, K[0] K[1]): half the memory traffic
-     * of fx's largest part, which then stays zero; fx keeps layer 1's expected counts */
-    int32_t *c1;
-    int      l1_sampled, l1_expected;    /* c1 / fx's layer-1 part written since the reset */
     int      dirty;
 } datm_gbn_stats;
 

@@ -29,34 +29,14 @@ static inline int64_t datm_gbn_work_len(const datm_gbn *g)
 
 /* Upward augmentation of one document (reference-notes 1.8) from theta_n[l] (K[l]) rows:
  * writes m_n[l] (K[l]) for l = 1..L, adds A(l) (sampled or expected) and top-layer tables
- * (when g->r) into the fixed-point accumulator fx (may be NULL) laid out by fx_off, except
- * the sampled counts of layer 1, which go to c1 (K[0] K[1] int32; non-NULL when fx is).
+ * (when g->r) into the fixed-point accumulator fx (may be NULL) laid out by fx_off.
  * The document's counts are cols/vals[0..nnz). Draws only from rng. Returns the document's
  * Poisson log-likelihood under Phi(1) theta_n[1] (its rates are computed anyway) when
  * want_ll, else 0 (a log and a log-gamma per word saved; the draws are the same). */
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals, int64_t nnz,
                          const double *const *theta_n, int32_t *const *m_n, int64_t *fx,
-                         const int64_t *fx_off, int32_t *c1, int expected, int want_ll,
-                         datm_rng *rng, double *work);
-
-/* A pass in this mode is about to add to s (NULL: none): marks which layer-1 accumulator
- * it writes. */
-static inline void datm_gbn_stats_mark(datm_gbn_stats *s, int expected)
-{
-    if (!s) return;
-    if (expected) s->l1_expected = 1;
-    else s->l1_sampled = 1;
-}
-
-/* Per-thread accumulator pointers of thread tid for datm_gbn_upward_doc (NULL without s). */
-static inline int64_t *datm_gbn_stats_fx(datm_gbn_stats *s, int tid)
-{
-    return s ? s->fx + (int64_t)tid * s->fx_len : NULL;
-}
-static inline int32_t *datm_gbn_stats_c1(datm_gbn_stats *s, int tid)
-{
-    return s ? s->c1 + (int64_t)tid * s->K[0] * s->K[1] : NULL;
-}
+                         const int64_t *fx_off, int expected, int want_ll, datm_rng *rng,
+                         double *work);
 
 /* Stream of document row i of a pass. */
 static inline void datm_gbn_doc_rng(datm_rng *r, const datm_gbn_key *key, int64_t i)

@@ -205,7 +205,6 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
     const int expected = so->mode == DATM_AUG_EXPECTED;
     const int L = g->L;
     const int64_t B = X->n_rows;
-    datm_gbn_stats_mark(s, expected);
 
 #pragma omp parallel for num_threads(T) schedule(dynamic, 8)
     for (int64_t n = 0; n < B; n++) {
@@ -221,8 +220,8 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
         int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
         ch->loglik[n] = datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b,
                                             (const double *const *)th, mn,
-                                            datm_gbn_stats_fx(s, tid), s ? s->fx_off : NULL,
-                                            datm_gbn_stats_c1(s, tid), expected, 1, &rng,
+                                            s ? s->fx + (int64_t)tid * s->fx_len : NULL,
+                                            s ? s->fx_off : NULL, expected, 1, &rng,
                                             work + (int64_t)tid * wl);
         double q[DATM_GBN_MAX_LAYERS + 2];
         double *cn = ch->c + n * (L + 2), *pn = ch->p + n * (L + 2);

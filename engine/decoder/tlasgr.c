@@ -19,8 +19,7 @@
  * OpenMP threads (all layers in one parallel region). On dirty stats datm_tlasgr_step sums
  * each block's counts from the per-thread accumulators itself (block_reduce: the same values
  * as datm_gbn_stats_reduce, which is then not run; A stays stale until a consumer reduces
- * it; layer 1's sampled counts come from the int32 accumulators). Per column, every sum runs
- * over v in
+ * it). Per column, every sum runs over v in
  * increasing order in both. On a non-finite column both leave that column as it was, update
  * every other column of every layer, leave r and t, and name the first (layer, column). */
 #include <omp.h>
@@ -185,12 +184,9 @@ typedef struct tl_layer {
     uint64_t seed, index;  /* noise of column k: (seed, PHI_NOISE, index, k) */
     /* fused reduction (stats dirty): the block's counts are summed here from the T
      * per-thread fixed-point accumulators fx + t fx_len (this layer's part) */
-    const int64_t *fx;     /* NULL: A is current (or c32 holds the counts) */
+    const int64_t *fx;     /* NULL: A is current */
     int64_t fx_len;
     int T;
-    /* layer 1's sampled counts: plain int32 counts c32 + t c32_len (fx is then NULL) */
-    const int32_t *c32;
-    int64_t c32_len;
     int avx2;              /* use the AVX2 kernels */
     int avx512;            /* use the AVX-512 kernels (full blocks) */
 } tl_layer;
@@ -265,91 +261,10 @@ static void block_reduce_avx512(const tl_layer *Lr, int64_t k0, double *ab, doub
     }
     _mm512_storeu_pd(cs, c);
 }
-
-/* block_reduce from the int32 counts of layer 1 (c32): (double)count, which is what the
- * fixed-point path gives for the same count (count * 2^24 / 2^24, exact); vcvtdq2pd is
- * exact. The column sums are the same additions in the same order. */
-__attribute__((target("avx512f")))
-static void block_reduce32_avx512(const tl_layer *Lr, int64_t k0, double *ab, double *cs)
-{
-    const int64_t R = Lr->R, C = Lr->C, n = Lr->c32_len;
-    const int32_t *c32 = Lr->c32;
-    __m512d c = _mm512_loadu_pd(cs);
-    for (int64_t v = 0; v < R; v++) {
-        const int64_t o = v * C + k0;
-        if (v + 16 < R)
-            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(c32 + t * n + o + 16 * C, 0, 3);
-        __m256i a = _mm256_loadu_si256((const __m256i *)(c32 + o));
-        for (int t = 1; t < Lr->T; t++)
-            a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(c32 + t * n + o)));
-        const __m512d d = _mm512_cvtepi32_pd(a);
-        _mm512_storeu_pd(ab + v * TL_W, d);
-        c = _mm512_add_pd(c, d);
-    }
-    _mm512_storeu_pd(cs, c);
-}
-
-__attribute__((target("avx2")))
-static void block_reduce32_avx2(const tl_layer *Lr, int64_t k0, double *ab, double *cs)
-{
-    const int64_t R = Lr->R, C = Lr->C, n = Lr->c32_len;
-    const int32_t *c32 = Lr->c32;
-    __m256d c0 = _mm256_loadu_pd(cs), c1 = _mm256_loadu_pd(cs + 4);
-    for (int64_t v = 0; v < R; v++) {
-        const int64_t o = v * C + k0;
-        if (v + 16 < R)
-            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(c32 + t * n + o + 16 * C, 0, 3);
-        __m256i a = _mm256_loadu_si256((const __m256i *)(c32 + o));
-        for (int t = 1; t < Lr->T; t++)
-            a = _mm256_add_epi32(a, _mm256_loadu_si256((const __m256i *)(c32 + t * n + o)));
-        const __m256d d0 = _mm256_cvtepi32_pd(_mm256_castsi256_si128(a));
-        const __m256d d1 = _mm256_cvtepi32_pd(_mm256_extracti128_si256(a, 1));
-        double *ar = ab + v * TL_W;
-        _mm256_storeu_pd(ar, d0);
-        _mm256_storeu_pd(ar + 4, d1);
-        c0 = _mm256_add_pd(c0, d0);
-        c1 = _mm256_add_pd(c1, d1);
-    }
-    _mm256_storeu_pd(cs, c0);
-    _mm256_storeu_pd(cs + 4, c1);
-}
 #endif
-
-static void block_reduce32(const tl_layer *Lr, int64_t k0, int w, double *ab, double *cs)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (Lr->avx512 && w == TL_W) {
-        block_reduce32_avx512(Lr, k0, ab, cs);
-        return;
-    }
-    if (Lr->avx2 && w == TL_W) {
-        block_reduce32_avx2(Lr, k0, ab, cs);
-        return;
-    }
-#endif
-    const int64_t R = Lr->R, C = Lr->C, n = Lr->c32_len;
-    const int32_t *c32 = Lr->c32;
-    for (int64_t v = 0; v < R; v++) {
-        const int64_t o = v * C + k0;
-        if (v + 16 < R)
-            for (int t = 0; t < Lr->T; t++) __builtin_prefetch(c32 + t * n + o + 16 * C, 0, 3);
-        double *ar = ab + v * TL_W;
-        for (int j = 0; j < w; j++) {
-            int64_t acc = 0;
-            for (int t = 0; t < Lr->T; t++) acc += c32[t * n + o + j];
-            const double a = (double)acc;
-            ar[j] = a;
-            cs[j] += a;
-        }
-    }
-}
 
 static void block_reduce(const tl_layer *Lr, int64_t k0, int w, double *ab, double *cs)
 {
-    if (Lr->c32) {
-        block_reduce32(Lr, k0, w, ab, cs);
-        return;
-    }
 #if defined(__x86_64__) && defined(__GNUC__)
     if (Lr->avx512 && w == TL_W) {
         block_reduce_avx512(Lr, k0, ab, cs);
@@ -385,7 +300,7 @@ static void block_setup(const tl_layer *Lr, int64_t k0, int w, double *a, double
 {
     const int64_t R = Lr->R, C = Lr->C;
     double cs[TL_W] = {0};
-    if (Lr->fx || Lr->c32) {
+    if (Lr->fx) {
         block_reduce(Lr, k0, w, ab, cs);
         *Ap = ab;
         *As = TL_W;
@@ -674,9 +589,7 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: rho = %.17g", rho);
     /* dirty stats: the counts of A are reduced inside the blocks (block_reduce; A itself
      * stays stale and the stats dirty), the tables here */
-    /* (a pass of each kind into layer 1 since the reset: reduced first, by
-     * datm_gbn_stats_reduce, which adds the two accumulators) */
-    const int fused = s->dirty && !datm_tlasgr_no_fused && !(s->l1_sampled && s->l1_expected);
+    const int fused = s->dirty && !datm_tlasgr_no_fused;
     if (fused) {
         const int64_t o = s->fx_off[g->L + 1], KL = g->K[g->L];
         for (int64_t k = 0; k < KL; k++) {
@@ -720,12 +633,10 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     int64_t first_blk[DATM_GBN_MAX_LAYERS + 2], bad[DATM_GBN_MAX_LAYERS + 1];
     first_blk[1] = 0;
     for (int l = 1; l <= g->L; l++) {
-        const int c32 = fused && l == 1 && s->l1_sampled;
         const tl_layer x = {g->K[l - 1], g->K[l], s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho,
                             inv, g->eta[l], eps, eps_m, g->o.m_floor, g->o.phi_floor, first,
                             seed, (uint64_t)t * 64 + (uint64_t)l,
-                            fused && !c32 ? s->fx + s->fx_off[l] : NULL, s->fx_len,
-                            s->n_threads, c32 ? s->c1 : NULL, g->K[0] * g->K[1],
+                            fused ? s->fx + s->fx_off[l] : NULL, s->fx_len, s->n_threads,
                             use_avx2, use_avx512};
         Lr[l] = x;
         first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
