@@ -81,7 +81,8 @@ sweep_layers() {   # width depth -> "[w,w/2,...]"
 
 # A row with `seeds: "1 2 ..."` is an ensemble of independent chains: one run per seed
 # (OUT/<id>_seed<s>, the row's overrides plus seed=<s>), then `datm ensemble` of them into
-# OUT/<id> (p(y|x) averaged over the runs); its wall_s is the members' sum.
+# OUT/<id> (p(y|x) averaged over the runs); its wall_s is the members' sum (none, with a
+# warning, when a member has no wall_s: a run made outside the pipeline).
 ensemble_one() {   # id seeds...
     local id=$1 members=() s w total=0
     shift
@@ -92,10 +93,15 @@ ensemble_one() {   # id seeds...
     [ "$DRY" = 1 ] && return 0
     if "$DATM" ensemble "${members[@]}" -o "$OUT/$id" "${THREADS[@]}" --quiet; then
         for s in "${members[@]}"; do
-            w=$(cat "$s/wall_s" 2>/dev/null || echo 0)
+            if ! w=$(cat "$s/wall_s" 2> /dev/null) || [ -z "$w" ]; then
+                echo "[$id] warning: $s/wall_s missing (a run made outside the pipeline?);" \
+                     "the row's wall s is left n/a" >&2
+                total=
+                break
+            fi
             total=$(awk -v a="$total" -v b="$w" 'BEGIN {printf "%.1f", a + b}')
         done
-        echo "$total" > "$OUT/$id/wall_s"
+        if [ -n "$total" ]; then echo "$total" > "$OUT/$id/wall_s"; fi
     else
         echo "[$id] ensemble FAILED" >&2
     fi

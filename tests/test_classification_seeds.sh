@@ -5,7 +5,7 @@
 # (sdatm-n 16-8, 5 + 15 epochs, two seeds, beside a plain row):
 # - one run per seed (OUT/<id>_seed<s>, with seed=<s> in its overrides), then OUT/<id> by
 #   `datm ensemble`: its error rate is the one `datm ensemble` computes from the two runs, its
-#   wall_s the sum of theirs;
+#   wall_s the sum of theirs (n/a, with a warning, when a member has none);
 # - table.md's row says the prediction is averaged over 2 runs (seeds 1, 2), and the commands
 #   section lists both runs and the ensemble;
 # - a second call runs nothing again.
@@ -54,4 +54,12 @@ check "grep -q 'ensemble $tmp/out/two_seed1 $tmp/out/two_seed2 -o $tmp/out/two' 
 (cd "$src" && bash pipelines/classification.sh "$tmp/pipe.yaml" --datm "$datm" --threads 2) \
     > "$tmp/log2.txt" 2>&1
 check "[ \$(grep -c 'done already' '$tmp/log2.txt') = 4 ]" "a second call runs nothing again"
+# a member without wall_s (a run made outside the pipeline): a warning naming it, and the
+# row's wall s n/a instead of a sum that counts it as 0
+rm -rf "$tmp/out/two" "$tmp/out/two_seed2/wall_s"
+(cd "$src" && bash pipelines/classification.sh "$tmp/pipe.yaml" --datm "$datm" --threads 2) \
+    > "$tmp/log3.txt" 2>&1
+check "grep -q 'two_seed2/wall_s missing' '$tmp/log3.txt' && [ -f '$tmp/out/two/result.h5' ] && [ ! -e '$tmp/out/two/wall_s' ]" \
+      "a member without wall_s: warned, the ensemble made, no wall_s sum"
+check "grep '| digits | sDATM-N |' '$tmp/out/table.md' | grep -q '| n/a |\$'" "and the row's wall s is n/a"
 exit $fail
