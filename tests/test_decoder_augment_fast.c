@@ -1,7 +1,8 @@
 /* ctest-labels: unit  ctest-timeout: 120  ctest-link: datm_decoder */
 /* tests/test_decoder_augment_fast.c: the AVX2 paths of the upward augmentation (running
  * sums of eight words at once, categorical draws by counting) against the portable ones
- * (datm_augment_force_scalar = 1: four words at once, binary search). Checks, bit for bit,
+ * (datm_augment_force_scalar = 1: four words at once, binary search), including the block
+ * search used for words with several tokens. Checks, bit for bit,
  * the per-document counts m(l) and the summed A(l) and top-layer tables of one pass, for
  * sampled and expected counts, 1 and 2 threads, and widths that are multiples of 8, of 4
  * only, and of neither (the portable draw is then used by both). */
@@ -14,16 +15,17 @@ extern int datm_augment_force_scalar;   /* engine/decoder/augment.c */
 
 static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n) == 0; }
 
-static void run_case(int L, const int64_t *K, datm_aug_mode mode, int threads)
+static void run_case(int L, const int64_t *K, datm_aug_mode mode, int threads, double mean)
 {
     char what[128];
-    snprintf(what, sizeof what, "L %d, K %lld-%lld, %s, %d thread(s)", L, (long long)K[1],
-             (long long)K[L], mode == DATM_AUG_EXPECTED ? "expected" : "sampled", threads);
+    snprintf(what, sizeof what, "L %d, K %lld-%lld, %s, %d thread(s), mean count %g", L,
+             (long long)K[1], (long long)K[L], mode == DATM_AUG_EXPECTED ? "expected" : "sampled",
+             threads, mean);
     omp_set_num_threads(threads);
     datm_gbn *g = tu_gbn(L, K, 4, 1);
     const int64_t N = 90;
     datm_csr X;
-    tu_random_csr(&X, N, K[0], 0.8, 8, 1);
+    tu_random_csr(&X, N, K[0], mean, 8, 1);
     double *theta[DATM_GBN_MAX_LAYERS + 1] = {NULL};
     tu_random_theta(g, N, 0.6, 9, theta);
     datm_gbn_stats *s[2];
@@ -62,11 +64,16 @@ static void run_case(int L, const int64_t *K, datm_aug_mode mode, int threads)
 int main(void)
 {
     const int64_t Ka[] = {300, 128, 64, 32}, Kb[] = {120, 20, 12, 4}, Kc[] = {77, 13, 7, 3};
+    /* block search (categorical_cum_blocks) with 12 and 5 blocks (a remainder past the
+     * vector loop) and MNIST-like counts (mean 40 per word) */
+    const int64_t Kd[] = {150, 96, 40, 32};
     for (int threads = 1; threads <= 2; threads++)
         for (int mode = 0; mode <= 1; mode++) {
-            run_case(3, Ka, (datm_aug_mode)mode, threads);
-            run_case(3, Kb, (datm_aug_mode)mode, threads);
-            run_case(2, Kc, (datm_aug_mode)mode, threads);
+            run_case(3, Ka, (datm_aug_mode)mode, threads, 0.8);
+            run_case(3, Kb, (datm_aug_mode)mode, threads, 0.8);
+            run_case(2, Kc, (datm_aug_mode)mode, threads, 0.8);
+            run_case(3, Ka, (datm_aug_mode)mode, threads, 40.0);
+            run_case(3, Kd, (datm_aug_mode)mode, threads, 40.0);
         }
     if (g_fail) {
         fprintf(stderr, "%d check(s) failed\n", g_fail);
