@@ -2,7 +2,8 @@
 # ctest-labels: e2e  ctest-timeout: 240
 # tests/test_cli_pipeline.sh: the user-facing pipeline commands end to end.
 # - datm run experiments/quick/ci.yaml: result.h5 COMPLETED with the documented names
-#   (h5dump), spec.resolved.yaml / overrides.txt / run.log / report.md, figures with their
+#   (h5dump), spec.resolved.yaml / overrides.txt / run.log / report.md (with --quiet, run.log
+#   still has the info lines and the training progress), figures with their
 #   .gp and .dat, then `datm check-metrics` against results/baselines/quick_ci.yaml passes,
 #   and fails against a baseline moved by 1%
 # - datm check: exit 0 and the resolved spec for a good spec, exit 2 with file:line:col and
@@ -26,9 +27,13 @@ fail=0
 check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
 
 # --- run -> HDF5 -> figures -> check-metrics ---
-$DATM run "$SRC/experiments/quick/ci.yaml" evaluate.burnin=0 -o "$T/run" --quiet
+$DATM run "$SRC/experiments/quick/ci.yaml" evaluate.burnin=0 -o "$T/run" --quiet 2> "$T/quiet_err.txt"
 check '[ $? -eq 0 ]' "quick CI run exits 0"
 R=$T/run
+# --quiet quietens the terminal only: run.log keeps the record, with the final progress line
+check '! grep -q "result:" "$T/quiet_err.txt"' "--quiet prints no info lines"
+check 'grep -q "^result: .*(COMPLETED)" "$R/run.log"' "run.log of a quiet run has its info lines"
+check 'grep -q "^train [0-9]*/[0-9]* (100%)" "$R/run.log"' "run.log of a quiet run has the training progress"
 for f in result.h5 spec.resolved.yaml overrides.txt run.log report.md; do
   check '[ -f "$R/$f" ]' "run directory has $f"
 done

@@ -52,7 +52,9 @@ void datm_assert_fail(const char *expr, const char *file, int line) __attribute_
 /* ---- logging: one callback for all library output ---- */
 typedef enum { DATM_LOG_DEBUG = 0, DATM_LOG_INFO, DATM_LOG_WARN, DATM_LOG_ERROR } datm_log_level;
 typedef void (*datm_log_fn)(datm_log_level level, const char *msg, void *user);
-/* Default: INFO and above to stderr. Pass NULL fn to restore the default. */
+/* Default: INFO and above to stderr. Pass NULL fn to restore the default. A callback gets
+ * INFO and above even when the level is set above INFO (--quiet): it keeps a full record
+ * (a run's run.log) and prints to the terminal only what datm_log_get_level() allows. */
 void datm_log_set_callback(datm_log_fn fn, void *user);
 void datm_log_set_level(datm_log_level min_level);   /* --quiet sets WARN */
 datm_log_level datm_log_get_level(void);
@@ -67,7 +69,8 @@ double datm_time_cpu(void);        /* process CPU seconds */
 
 /* ---- progress line for long loops ----
  * On a TTY: one rewritten line with rate and ETA. Otherwise: a plain line every
- * `plain_every_s` seconds. Silent when the log level is above INFO. */
+ * `plain_every_s` seconds; silent on the terminal when the log level is above INFO. With `log`
+ * set, also a plain line there every `log_every_s` seconds (60) and at the end. */
 typedef struct datm_progress {
     const char *label;
     int64_t total;        /* units expected (0 = unknown) */
@@ -76,6 +79,9 @@ typedef struct datm_progress {
     double  plain_every_s;
     int     tty;
     char    extra[160];   /* caller text, e.g. "loss 812.3 ppl 901" */
+    FILE   *log;          /* optional record (a run's run.log): a plain line every
+                           * log_every_s seconds, whatever the terminal level; caller-owned */
+    double  log_every_s, t_log;
 } datm_progress;
 void datm_progress_begin(datm_progress *p, const char *label, int64_t total);
 void datm_progress_update(datm_progress *p, int64_t done, const char *extra_fmt, ...)

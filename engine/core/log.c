@@ -15,7 +15,8 @@ datm_log_level datm_log_get_level(void) { return log_min; }
 
 void datm_log(datm_log_level level, const char *fmt, ...)
 {
-    if (level < log_min) return;
+    /* a callback keeps INFO for its record even when the terminal shows less (--quiet) */
+    if (level < log_min && !(log_fn && level >= DATM_LOG_INFO)) return;
     char buf[2048];
     va_list ap;
     va_start(ap, fmt);

@@ -16,11 +16,12 @@ void datm_progress_begin(datm_progress *p, const char *label, int64_t total)
     p->t_start = p->t_last = datm_time_now();
     p->plain_every_s = 10.0;
     p->tty = isatty(fileno(stderr));
+    p->log_every_s = 60.0;
+    p->t_log = p->t_start;
 }
 
-static void progress_print(datm_progress *p, int final)
+static void progress_print(datm_progress *p, int final, int to_terminal, int to_log)
 {
-    if (datm_log_get_level() > DATM_LOG_INFO) return;
     double el = datm_time_now() - p->t_start;
     double rate = el > 0 ? (double)p->done / el : 0.0;
     char eta[32] = "";
@@ -34,9 +35,15 @@ static void progress_print(datm_progress *p, int final)
     else
         snprintf(line, sizeof line, "%s %lld %.1f/s %.1fs %s", p->label, (long long)p->done, rate, el,
                  p->extra);
-    if (p->tty) fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
-    else fprintf(stderr, "%s\n", line);
-    fflush(stderr);
+    if (to_terminal) {
+        if (p->tty) fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+        else fprintf(stderr, "%s\n", line);
+        fflush(stderr);
+    }
+    if (to_log && p->log) {
+        fprintf(p->log, "%s\n", line);
+        fflush(p->log);
+    }
 }
 
 void datm_progress_update(datm_progress *p, int64_t done, const char *extra_fmt, ...)
@@ -50,10 +57,14 @@ void datm_progress_update(datm_progress *p, int64_t done, const char *extra_fmt,
     }
     double now = datm_time_now();
     double every = p->tty ? 0.2 : p->plain_every_s;
-    if (now - p->t_last >= every) {
-        p->t_last = now;
-        progress_print(p, 0);
-    }
+    const int term = datm_log_get_level() <= DATM_LOG_INFO && now - p->t_last >= every;
+    const int log = p->log && now - p->t_log >= p->log_every_s;
+    if (term) p->t_last = now;
+    if (log) p->t_log = now;
+    if (term || log) progress_print(p, 0, term, log);
 }
 
-void datm_progress_end(datm_progress *p) { progress_print(p, 1); }
+void datm_progress_end(datm_progress *p)
+{
+    progress_print(p, 1, datm_log_get_level() <= DATM_LOG_INFO, 1);
+}

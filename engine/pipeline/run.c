@@ -93,7 +93,7 @@ static void tee_log(datm_log_level level, const char *msg, void *user)
 {
     static const char *const tag[] = {"debug: ", "", "warning: ", "error: "};
     FILE *f = user;
-    fprintf(stderr, "%s%s\n", tag[level], msg);
+    if (level >= datm_log_get_level()) fprintf(stderr, "%s%s\n", tag[level], msg);
     if (f) {
         fprintf(f, "%s%s\n", tag[level], msg);
         fflush(f);
@@ -275,6 +275,7 @@ static int train_stage(run_ctx *c, datm_error *err)
     datm_progress prog;
     datm_progress_begin(&prog, "train", c->total);
     prog.done = c->st.iteration;
+    prog.log = c->log;   /* a quiet or detached run still shows its progress in run.log */
     const double rho = (double)c->data.train_X.n_rows / (double)B;
     int32_t *labels = NULL;
     if (c->data.train_labels) {
