@@ -4,7 +4,8 @@
  * - stream layout: init == init2 with index 0, block counter carry, determinism;
  * - independence of neighbouring streams (KS of first draws, cross-correlations, bit
  *   balance of XORed words) for each key field (seed, purpose, index, index2);
- * - exact extremes of the open-interval uniforms; uniform_fill_f == repeated uniform_f;
+ * - exact extremes of the open-interval uniforms; uniform_fill_f == repeated uniform_f and
+ *   uniform_fill == repeated uniform (values and stream position, odd and even offsets);
  * - unbiased bounded integers (32- and 64-bit paths) and shuffles;
  * - a parallel OpenMP sampling kernel keyed by work item: 1 and 2 threads and a serial
  *   run give bit-identical output. */
@@ -255,6 +256,34 @@ static void test_uniform_fill(void)
     free(x);
 }
 
+/* datm_rng_uniform_fill (double): the same values and stream position as repeated
+ * datm_rng_uniform, from even and odd word offsets (a u64 straddling two buffers). */
+static void test_uniform_fill_double(void)
+{
+    enum { N = 3000 };
+    static double a[N], b[N];
+    static const int lens[] = { 0, 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 999, 2999 };
+    static const int offs[] = { 0, 1, 2, 3, 17, 30, 31, 32, 33 };
+    for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            int off = offs[oi];
+            datm_rng r1, r2;
+            datm_rng_init(&r1, 91, DATM_STREAM_TEST, (uint64_t)off);
+            for (int i = 0; i < off; i++)
+                (void)datm_rng_u32(&r1);
+            r2 = r1;
+            int n = lens[li];
+            datm_rng_uniform_fill(&r1, a, (size_t)n);
+            for (int i = 0; i < n; i++)
+                b[i] = datm_rng_uniform(&r2);
+            CHECK(memcmp(a, b, (size_t)n * sizeof(double)) == 0, "double fill differs (off %d, n %d)", off, n);
+            int same = 1;
+            for (int k = 0; k < 40; k++) same &= datm_rng_u32(&r1) == datm_rng_u32(&r2);
+            CHECK(same && r1.ctr[0] == r2.ctr[0] && r1.left == r2.left,
+                  "double fill leaves another state (off %d, n %d)", off, n);
+        }
+}
+
 static void test_below_shuffle(void)
 {
     datm_rng r;
@@ -380,6 +409,7 @@ int main(void)
     test_independence();
     test_uniform_extremes();
     test_uniform_fill();
+    test_uniform_fill_double();
     test_below_shuffle();
     test_openmp();
     printf(g_fail ? "FAILED: %d checks\n" : "all checks passed\n", g_fail);

@@ -263,6 +263,10 @@ static int categorical_cum_count4(datm_rng *r, const double *cum, int k)
     return n < k - 1 ? n : k - 1;
 }
 
+/* Largest k drawn by categorical_cum_blocks_n (its block ends live on the stack), and the
+ * draws it makes per call. */
+enum { AUG_BLOCKS_MAX_K = 8 * 256, AUG_BLOCKS_CHUNK = 256 };
+
 /* ends[b] = cum[8b + 7] for the k / 8 blocks of eight (k % 8 == 0), for cum_blocks_index. */
 static void block_ends(const double *cum, int k, double *ends)
 {
@@ -314,8 +318,11 @@ __attribute__((target("avx2")))
 static void categorical_cum_blocks_n(datm_rng *r, const double *cum, const double *ends, int k,
                                      int n, int *out)
 {
+    /* the uniforms first, in bulk (the same values; whole Philox batches for long words) */
+    double u[AUG_BLOCKS_CHUNK];
+    datm_rng_uniform_fill(r, u, (size_t)n);
     const double total = cum[k - 1];
-    for (int i = 0; i < n; i++) out[i] = cum_blocks_index(datm_rng_uniform(r) * total, cum, ends, k);
+    for (int i = 0; i < n; i++) out[i] = cum_blocks_index(u[i] * total, cum, ends, k);
 }
 #else
 static int categorical_cum_count4(datm_rng *r, const double *cum, int k)
@@ -334,9 +341,6 @@ static void categorical_cum_blocks_n(datm_rng *r, const double *cum, const doubl
 }
 #endif
 
-/* Largest k drawn by categorical_cum_blocks_n (its block ends live on the stack), and the
- * draws it makes per call. */
-enum { AUG_BLOCKS_MAX_K = 8 * 256, AUG_BLOCKS_CHUNK = 256 };
 
 static double cum_fallback_f(const float *a, int64_t K, double *cum)
 {

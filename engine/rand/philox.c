@@ -232,6 +232,60 @@ void datm_rng_uniform_fill_f(datm_rng *r, float *out, size_t n) /* out: (n) */
         out[i++] = datm_rng_uniform_f(r);
 }
 
+static inline double uniform_of_words(uint32_t hi, uint32_t lo)
+{
+    return ((double)((((uint64_t)hi << 32) | lo) >> 12) + 0.5) * 0x1p-52;
+}
+
+void datm_rng_uniform_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
+{
+    size_t i = 0;
+    while (i < n && r->left >= 2)
+        out[i++] = datm_rng_uniform(r);
+    if (n - i < 2 * 4 * DATM_FILL_BATCH) {   /* too few for a whole batch: word by word */
+        while (i < n)
+            out[i++] = datm_rng_uniform(r);
+        return;
+    }
+    /* Now r->left is 0 or 1: the words that follow come straight from the counter, whole
+     * batches at a time, paired (high, low) in the order datm_rng_u64 reads them; a word left
+     * in the buffer is the first high half. */
+    uint32_t hi = 0;
+    int have_hi = 0;
+    if (r->left == 1) {
+        hi = r->out[4 * DATM_RNG_BLOCKS - 1];
+        r->left = 0;
+        have_hi = 1;
+    }
+    enum { NB = 8, WB = 4 * DATM_FILL_BATCH };   /* up to NB batches per generator call */
+    uint32_t w[NB * WB];
+    for (;;) {
+        const size_t words = 2 * (n - i) - (size_t)have_hi;   /* still to consume */
+        if (words < WB) break;
+        uint64_t c = (uint64_t)r->ctr[0] | ((uint64_t)r->ctr[1] << 32);
+        size_t nb = words / WB;
+        if (nb > NB) nb = NB;
+        datm_philox_batches(r->key, c, r->ctr[2], r->ctr[3], (int64_t)nb, w);
+        c += (uint64_t)nb * DATM_FILL_BATCH;
+        r->ctr[0] = (uint32_t)c;
+        r->ctr[1] = (uint32_t)(c >> 32);
+        size_t j = 0;
+        if (have_hi) {
+            out[i++] = uniform_of_words(hi, w[0]);
+            j = 1;
+        }
+        for (; j + 2 <= nb * WB; j += 2)
+            out[i++] = uniform_of_words(w[j], w[j + 1]);
+        have_hi = j < nb * WB;
+        if (have_hi) hi = w[j];
+    }
+    /* the rest through the buffer (refilled from the advanced counter) */
+    if (have_hi && i < n)
+        out[i++] = uniform_of_words(hi, datm_rng_u32(r));
+    while (i < n)
+        out[i++] = datm_rng_uniform(r);
+}
+
 /* ---- integers ---- */
 
 uint64_t datm_rng_below(datm_rng *r, uint64_t n)

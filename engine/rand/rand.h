@@ -87,6 +87,9 @@ static inline float datm_rng_uniform_f(datm_rng *r)
 
 /* Same values as n calls of datm_rng_uniform_f, several times faster. */
 void     datm_rng_uniform_fill_f(datm_rng *r, float *out, size_t n);
+/* Same values as n calls of datm_rng_uniform and the same stream position after them; long
+ * runs come from whole batches of the counter (AVX-512 when the CPU has it). */
+void     datm_rng_uniform_fill(datm_rng *r, double *out, size_t n);
 uint64_t datm_rng_below(datm_rng *r, uint64_t n); /* uniform integer in [0, n), n > 0; unbiased */
 double   datm_rng_normal(datm_rng *r);            /* N(0,1), 256-layer ziggurat */
 void     datm_rng_normal_fill_f(datm_rng *r, float *out, size_t n);
