@@ -144,6 +144,8 @@ static void run_help(FILE *f)
             "SIGINT (Ctrl-C) writes a checkpoint and marks the run INTERRUPTED; continue it with\n"
             "'datm resume DIR'. Exit 0 completed, 1 failed or interrupted, 2 spec or usage error.\n"
             "--threads N: OpenMP and OpenBLAS threads (default: all).\n"
+            "--quiet: only warnings and errors on the terminal; run.log still gets every\n"
+            "message and a progress line each minute (follow it with tail -f).\n"
             "On a machine shared with other busy processes, OpenMP's default spin-waiting can\n"
             "make N > 1 slower than N = 1; set OMP_WAIT_POLICY=passive (or a small\n"
             "GOMP_SPINCOUNT) in the environment then.\n");
