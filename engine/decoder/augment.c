@@ -222,6 +222,20 @@ static void flush_counts(int64_t *base, const int64_t *idx, int n)
     }
 }
 
+/* A layer-1 token of word row `row` (= v K1) drawn to topic k: counted in m(1) and, for
+ * sampled counts (queue), queued for the accumulator acc1 of A(1) (flushed when full). */
+static inline void layer1_token(int k, int64_t row, int32_t *m1, int queue, int64_t *acc1,
+                                int64_t *defer, int *nd)
+{
+    m1[k]++;
+    if (!queue) return;
+    if (*nd == DATM_GBN_DEFER) {
+        flush_counts(acc1, defer, *nd);
+        *nd = 0;
+    }
+    defer[(*nd)++] = row + k;
+}
+
 /* The draw of datm_rng_categorical_cumsum (same uniform, same result: the smallest i with
  * t < cum[i], k - 1 when there is none) by a branchless search: the binary search's
  * branches are unpredictable and were ~9% of a sweep. cum (k) must be non-decreasing. */
@@ -444,30 +458,16 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
                     for (int64_t i0 = 0; i0 < x; i0 += AUG_BLOCKS_CHUNK) {
                         const int nc = (int)(x - i0 < AUG_BLOCKS_CHUNK ? x - i0 : AUG_BLOCKS_CHUNK);
                         categorical_cum_blocks_n(rng, cj, ends, (int)K1, nc, drawn);
-                        for (int i = 0; i < nc; i++) {
-                            const int k = drawn[i];
-                            m1[k]++;
-                            if (arow && !expected) {
-                                if (nd == DATM_GBN_DEFER) {
-                                    flush_counts(fx + fx_off[1], defer, nd);
-                                    nd = 0;
-                                }
-                                defer[nd++] = v * K1 + k;
-                            }
-                        }
+                        for (int i = 0; i < nc; i++)
+                            layer1_token(drawn[i], v * K1, m1, arow && !expected,
+                                         fx ? fx + fx_off[1] : NULL, defer, &nd);
                     }
                 } else
                     for (int64_t i = 0; i < x; i++) {
                         int k = count4 ? categorical_cum_count4(rng, cj, (int)K1)
                                        : categorical_cum(rng, cj, (int)K1);
-                        m1[k]++;
-                        if (arow && !expected) {
-                            if (nd == DATM_GBN_DEFER) {
-                                flush_counts(fx + fx_off[1], defer, nd);
-                                nd = 0;
-                            }
-                            defer[nd++] = v * K1 + k;
-                        }
+                        layer1_token(k, v * K1, m1, arow && !expected,
+                                     fx ? fx + fx_off[1] : NULL, defer, &nd);
                     }
                 if (arow && expected) {
                     double prev = 0.0, f = (double)x / s;
