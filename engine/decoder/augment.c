@@ -253,6 +253,10 @@ static inline int categorical_cum(datm_rng *r, const double *cum, int k)
     return (int)(base - cum) + !(t < base[0]);
 }
 
+/* Largest k drawn by categorical_cum_blocks_n (its block ends live on the stack), and the
+ * draws it makes per call. */
+enum { AUG_BLOCKS_MAX_K = 8 * 256, AUG_BLOCKS_CHUNK = 256 };
+
 #ifdef AUG_HAVE_AVX2
 /* categorical_cum by counting: for non-decreasing cum, the smallest i < k - 1 with
  * t < cum[i] (k - 1 when there is none) is min(#{i < k : !(t < cum[i])}, k - 1), the same
@@ -276,10 +280,6 @@ static int categorical_cum_count4(datm_rng *r, const double *cum, int k)
     const int n = (int)(_mm_cvtsi128_si64(h) + _mm_extract_epi64(h, 1));
     return n < k - 1 ? n : k - 1;
 }
-
-/* Largest k drawn by categorical_cum_blocks_n (its block ends live on the stack), and the
- * draws it makes per call. */
-enum { AUG_BLOCKS_MAX_K = 8 * 256, AUG_BLOCKS_CHUNK = 256 };
 
 /* ends[b] = cum[8b + 7] for the k / 8 blocks of eight (k % 8 == 0), for cum_blocks_index. */
 static void block_ends(const double *cum, int k, double *ends)
@@ -354,7 +354,6 @@ static void categorical_cum_blocks_n(datm_rng *r, const double *cum, const doubl
     for (int i = 0; i < n; i++) out[i] = categorical_cum(r, cum, k);   /* not used: use_avx2 is 0 */
 }
 #endif
-
 
 static double cum_fallback_f(const float *a, int64_t K, double *cum)
 {
