@@ -111,6 +111,8 @@ static int test_time(const char *path, int S, int burn, int64_t ndocs)
 int main(int argc, char **argv)
 {
     datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_fp_mode fp_saved;   /* subnormals flushed, as in `datm run` (core/fpmode.c) */
+    datm_fp_flush_begin(&fp_saved);
     if (argc > 2 && strcmp(argv[1], "--test-time") == 0)
         return test_time(argv[2], argc > 3 ? atoi(argv[3]) : 3000, argc > 4 ? atoi(argv[4]) : 100,
                          argc > 5 ? atoll(argv[5]) : 0);

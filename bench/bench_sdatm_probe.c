@@ -186,6 +186,8 @@ static int drift_run(const char *dir)
 int main(int argc, char **argv)
 {
     datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_fp_mode fp_saved;   /* subnormals flushed, as in `datm run` (core/fpmode.c) */
+    datm_fp_flush_begin(&fp_saved);
     omp_set_num_threads(1);
     if (argc >= 3 && !strcmp(argv[1], "--eval")) {
         datm_log_set_level(DATM_LOG_WARN);

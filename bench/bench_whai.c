@@ -57,6 +57,8 @@ static void die(const char *what, const datm_error *err)
 int main(int argc, char **argv)
 {
     datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_fp_mode fp_saved;   /* subnormals flushed, as in `datm run` (core/fpmode.c) */
+    datm_fp_flush_begin(&fp_saved);
     const char *layers = argc > 1 ? argv[1] : "128,64,32";
     const int64_t iters = argc > 2 ? atoll(argv[2]) : 300;
     const int64_t S = argc > 3 ? atoll(argv[3]) : 3000;

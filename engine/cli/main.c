@@ -55,6 +55,8 @@ int main(int argc, char **argv)
 {
     datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
     setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
+    datm_fp_mode fp_saved;   /* subnormals flushed for every command (core/fpmode.c) */
+    datm_fp_flush_begin(&fp_saved);
     if (argc < 2) { usage(stderr); return DATM_EXIT_USAGE; }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);

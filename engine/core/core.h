@@ -1,5 +1,6 @@
 /* engine/core: status codes and error messages, assertions, logging, progress lines,
- * monotonic timers, checked allocation. Everything else in datm stands on this.
+ * monotonic timers, the floating-point mode, checked allocation. Everything else in datm
+ * stands on this.
  *
  * Conventions: every fallible function returns int status (DATM_OK = 0) and fills a
  * caller-provided datm_error with a message naming the file, line, key or index at fault.
@@ -66,6 +67,15 @@ void datm_log(datm_log_level level, const char *fmt, ...) __attribute__((format(
 /* ---- timers ---- */
 double datm_time_now(void);        /* monotonic seconds */
 double datm_time_cpu(void);        /* process CPU seconds */
+
+/* ---- floating-point mode (fpmode.c) ----
+ * Subnormal floats flushed to zero in the calling thread and every thread of the OpenMP team
+ * until datm_fp_flush_end restores the saved mode (datm_run brackets a run with them; the CLI
+ * sets it for the whole process). datm_fp_flushing: is the calling thread in that mode. */
+typedef struct datm_fp_mode { unsigned reg; } datm_fp_mode;
+void datm_fp_flush_begin(datm_fp_mode *saved);
+void datm_fp_flush_end(const datm_fp_mode *saved);
+int  datm_fp_flushing(void);
 
 /* ---- progress line for long loops ----
  * On a TTY: one rewritten line with rate and ETA. Otherwise: a plain line every

@@ -707,6 +707,9 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
 
     int rc = prepare(&c, err);
     if (rc) return rc;
+    /* subnormals flushed for the whole run, in every thread (core/fpmode.c says why) */
+    datm_fp_mode fp_saved;
+    datm_fp_flush_begin(&fp_saved);
     datm_log_set_callback(tee_log, c.log);
     datm_info("run %s: variant %s, spec hash %.16s, %d threads (BLAS %d) -> %s",
               datm_config_str(rc_, "name"), spec->variant, spec->hash, threads,
@@ -791,6 +794,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_curves_free(&c.curves);
     datm_run_data_free(&c.data);
     datm_class_report_free(&c.report);
+    datm_fp_flush_end(&fp_saved);
     return rc;
 }
 
