@@ -1,8 +1,12 @@
 /* ctest-labels: unit;grad  ctest-timeout: 60  ctest-link: datm_nn */
 /* Dense and sparse-input layers + softplus: analytic backward vs central differences in
- * double (rel. err < 1e-6), the f32 path vs the f64 path, softplus at extreme inputs. */
+ * double (rel. err < 1e-6), the f32 path vs the f64 path, softplus at extreme inputs; the f32
+ * layers at the sDATM head's sizes (rows split over the OpenMP team) give the same bits with
+ * 1, 2 and 3 threads. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/nn.h"
@@ -50,6 +54,53 @@ static double sparse_obj(void *vc, const double *x, double *g)
         datm_sparse_dense_backward_f64(c->S, c->sval, NO, dZ, g, g + V * NO);
     }
     return f;
+}
+
+/* The f32 layer at a head-sized shape (rows split over the team above 2^20 multiply-adds):
+ * forward, dW, db and dX with 1, 2 and 3 threads, bit for bit. n_out 200 is a multiple of 8
+ * (the split's kernel), n_in 104 too; nb 200 rows and 61 (odd blocks). */
+static void check_split(int64_t nb)
+{
+    const int64_t ni = 104, no = 200;
+    const size_t nx = (size_t)(nb * ni), nw = (size_t)(ni * no), ny = (size_t)(nb * no);
+    float *X = malloc(nx * sizeof *X), *W = malloc(nw * sizeof *W), *b = malloc(no * sizeof *b);
+    float *dY = malloc(ny * sizeof *dY);
+    float *out[3][4];
+    datm_rng rng;
+    datm_rng_init(&rng, 7, 1, 0);
+    for (size_t i = 0; i < nx; i++) X[i] = (float)datm_rng_normal(&rng);
+    for (size_t i = 0; i < nw; i++) W[i] = (float)(0.1 * datm_rng_normal(&rng));
+    for (int64_t i = 0; i < no; i++) b[i] = (float)datm_rng_normal(&rng);
+    for (size_t i = 0; i < ny; i++) dY[i] = (float)datm_rng_normal(&rng);
+    const int had = omp_get_max_threads();
+    for (int t = 0; t < 3; t++) {
+        omp_set_num_threads(t + 1);
+        out[t][0] = malloc(ny * sizeof(float));
+        out[t][1] = malloc(nw * sizeof(float));
+        out[t][2] = malloc(no * sizeof(float));
+        out[t][3] = malloc(nx * sizeof(float));
+        datm_dense_forward_f32(nb, ni, no, X, W, b, out[t][0]);
+        datm_dense_backward_f32(nb, ni, no, X, W, dY, out[t][1], out[t][2], out[t][3], 0.0f);
+    }
+    omp_set_num_threads(had);
+    const size_t len[4] = {ny, nw, (size_t)no, nx};
+    static const char *const what[4] = {"forward", "dW", "db", "dX"};
+    for (int t = 1; t < 3; t++)
+        for (int a = 0; a < 4; a++)
+            CHECK(!memcmp(out[0][a], out[t][a], len[a] * sizeof(float)),
+                  "rows %lld: %s with %d threads differs from 1 thread", (long long)nb, what[a],
+                  t + 1);
+    double md = 0;   /* and the forward is the product (not, e.g., left unwritten) */
+    for (int64_t i = 0; i < nb; i += 9)
+        for (int64_t j = 0; j < no; j += 7) {
+            double z = b[j];
+            for (int64_t k = 0; k < ni; k++) z += (double)X[i * ni + k] * W[k * no + j];
+            md = fmax(md, fabs(z - out[1][0][i * no + j]));
+        }
+    CHECK(md < 1e-4, "rows %lld: split forward vs double %.3g", (long long)nb, md);
+    for (int t = 0; t < 3; t++)
+        for (int a = 0; a < 4; a++) free(out[t][a]);
+    free(X), free(W), free(b), free(dY);
 }
 
 int main(void)
@@ -157,6 +208,8 @@ int main(void)
                   "softplus f32 value at %g: %.9g vs %.17g", zd, yf, ref);
         }
     }
+    check_split(200);
+    check_split(61);
     if (failures) { printf("%d failures\n", failures); return 1; }
     printf("ok\n");
     return 0;

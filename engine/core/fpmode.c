@@ -1,12 +1,14 @@
 /* engine/core/fpmode.c: denormal (subnormal) floats flushed to zero while the engine works.
  *
  * Why: on x86 an operation with a subnormal input or result takes a microcode assist of
- * ~100 cycles instead of one. They arise where nothing needs them: a softplus unit driven far
- * below zero has an output and a derivative near e^z, which leave float's normal range
- * (1.2e-38) at z < -87. The supervised phase of MNIST sDATM-N at 512-256-128-64 ran
- * ~1.7x slower for them (the encoder's weight-gradient products took 41% of the time instead
- * of 26%; results/classification/notes.md, session 14). Flushing changes only values below
- * 1.2e-38 (float) and 2.2e-308 (double), which the paper's maths never tells apart from 0.
+ * ~100 cycles instead of one. They arise where nothing needs them: in MNIST sDATM-N at
+ * 512-256-128-64, up to 40% of the gradient entries at a hidden layer's pre-activation (the
+ * encoder's dz3 of layer 3, both phases) were subnormal, products of small upstream gradients
+ * and the softplus derivative sigmoid(z) ~ e^z of units held far below zero (the activations
+ * had none). The encoder's weight-gradient products that read them took ~40% of the
+ * supervised phase's time instead of ~26% (results/classification/notes.md, session 14).
+ * Flushing changes only values below 1.2e-38 (float) and 2.2e-308 (double), which the
+ * paper's maths never tells apart from 0.
  *
  * The mode is a per-thread register (MXCSR's FTZ and DAZ bits on x86-64, FPCR.FZ on
  * AArch64), so it is set in every thread of the OpenMP team; threads created later copy it

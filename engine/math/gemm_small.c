@@ -164,14 +164,24 @@ static void small_gemm_any(int trans_a, int64_t M, int64_t N, int64_t K, const f
 
 int datm_sgemm_small_force_blas = 0;   /* tests: compare against the BLAS path */
 
+int datm_sgemm_small_kernel(int trans_b, int64_t N, float alpha, float beta)
+{
+#ifdef DATM_HAVE_SMALL_GEMM
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           !datm_sgemm_small_force_blas && !trans_b && alpha == 1.0f &&
+           (beta == 0.0f || beta == 1.0f) && N % 8 == 0;
+#else
+    (void)trans_b, (void)N, (void)alpha, (void)beta;
+    return 0;
+#endif
+}
+
 void datm_sgemm_small(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc)
 {
 #ifdef DATM_HAVE_SMALL_GEMM
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        !datm_sgemm_small_force_blas && !trans_b && alpha == 1.0f &&
-        (beta == 0.0f || beta == 1.0f) && N % 8 == 0 && M > 0 && N > 0 && K > 0) {
+    if (datm_sgemm_small_kernel(trans_b, N, alpha, beta) && M > 0 && N > 0 && K > 0) {
         DATM_ASSERT(ldc >= N && lda >= (trans_a ? M : K) && ldb >= N);
         small_gemm_any(trans_a, M, N, K, A, lda, B, ldb, beta == 1.0f, NULL, C, ldc);
         return;
@@ -184,8 +194,7 @@ void datm_sgemm_small_bias(int64_t M, int64_t N, int64_t K, const float *A, int6
                            const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc)
 {
 #ifdef DATM_HAVE_SMALL_GEMM
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        !datm_sgemm_small_force_blas && N % 8 == 0 && M > 0 && N > 0 && K > 0) {
+    if (datm_sgemm_small_kernel(0, N, 1.0f, 0.0f) && M > 0 && N > 0 && K > 0) {
         DATM_ASSERT(ldc >= N && lda >= K && ldb >= N);
         small_gemm_any(0, M, N, K, A, lda, B, ldb, 0, bias, C, ldc);
         return;

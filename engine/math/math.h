@@ -52,6 +52,9 @@ void datm_sgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float
 void datm_sgemm_small(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc);
+/* Does datm_sgemm_small (with beta 0 or 1: also datm_sgemm_small_bias) take its own kernel
+ * for these arguments, rather than BLAS? Only then may a caller split the rows of C at will. */
+int datm_sgemm_small_kernel(int trans_b, int64_t N, float alpha, float beta);
 /* C (M, N) = bias (N, every row) + A (M, K) B (K, N): the same values as C set to the bias
  * rows and datm_sgemm_small with beta = 1, without that pass over C. */
 void datm_sgemm_small_bias(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,

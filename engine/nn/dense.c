@@ -2,16 +2,68 @@
  * nn_dense_impl.h. The sparse products in f32 go through engine/math (OpenMP, deterministic);
  * the f64 ones are plain loops (they serve gradient checks). */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "math/math.h"
 #include "nn/nn.h"
 #include "nn/vmath.h"
 
+/* The f32 layers' products split the rows of C over the OpenMP team when they are called
+ * outside a parallel region (the sDATM head runs in the serial part of an iteration; at 2
+ * threads the second core waited for it). datm_sgemm_small's kernel makes each entry of C
+ * one FMA chain over k whatever rows it is given, so the split changes no bits and the
+ * results stay independent of the thread count; where it would hand the product to BLAS
+ * (whose bits depend on the split) there is no split. Below SPLIT_MIN_MACS multiply-adds the
+ * fork and join cost more than they save. */
+enum { SPLIT_MIN_MACS = 1 << 20, SPLIT_MIN_ROWS = 16 };
+
+static int split_rows(int trans_b, int64_t M, int64_t N, int64_t K, float alpha, float beta)
+{
+    return M >= SPLIT_MIN_ROWS && M * N * K >= SPLIT_MIN_MACS && !omp_in_parallel() &&
+           omp_get_max_threads() > 1 && datm_sgemm_small_kernel(trans_b, N, alpha, beta);
+}
+
+static void gemm_split(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc)
+{
+    if (!split_rows(trans_b, M, N, K, alpha, beta)) {
+        datm_sgemm_small(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t i0 = M * t / nt, i1 = M * (t + 1) / nt;
+        /* row i of op(A) starts at A + i (stored transposed) or A + i lda */
+        if (i1 > i0)
+            datm_sgemm_small(trans_a, trans_b, i1 - i0, N, K, alpha, A + i0 * (trans_a ? 1 : lda),
+                             lda, B, ldb, beta, C + i0 * ldc, ldc);
+    }
+}
+
+static void gemm_bias_split(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                            const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc)
+{
+    if (!split_rows(0, M, N, K, 1.0f, 0.0f)) {
+        datm_sgemm_small_bias(M, N, K, A, lda, B, ldb, bias, C, ldc);
+        return;
+    }
+#pragma omp parallel
+    {
+        const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+        const int64_t i0 = M * t / nt, i1 = M * (t + 1) / nt;
+        if (i1 > i0)
+            datm_sgemm_small_bias(i1 - i0, N, K, A + i0 * lda, lda, B, ldb, bias, C + i0 * ldc,
+                                  ldc);
+    }
+}
+
 #define R float
 #define FN(name) name##_f32
-#define GEMM datm_sgemm_small   /* no packing for small shapes; row-split independent */
-#define GEMM_BIAS datm_sgemm_small_bias
+#define GEMM gemm_split   /* no packing for small shapes; rows split over the team */
+#define GEMM_BIAS gemm_bias_split
 #include "nn/nn_dense_impl.h"
 #undef R
 #undef FN

@@ -100,7 +100,8 @@ double   datm_rng_exponential(datm_rng *r);       /* Exp(1) */
 
 /* Gamma(shape, rate 1) for any shape > 0 (Marsaglia-Tsang; shape < 1 via the boost
  * G(a) = G(a+1) U^(1/a) done in log space). shape == 0 gives 0. For tiny shapes the draw
- * can underflow to 0 or a subnormal: callers who normalise should use datm_rng_log_gamma. */
+ * can underflow to 0 or a subnormal (0 in the engine's flush mode, core/fpmode.c): callers
+ * who normalise should use datm_rng_log_gamma. */
 double   datm_rng_gamma(datm_rng *r, double shape);
 /* log of a Gamma(shape, rate 1) draw; never underflows for shape > 0 (-inf for shape 0). */
 double   datm_rng_log_gamma(datm_rng *r, double shape);
