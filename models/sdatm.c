@@ -6,6 +6,7 @@
 #include "sdatm.h"
 
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "eval/classify.h"
@@ -404,7 +405,10 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
         for (int l = 1; l <= L; l++) {
             const float *lam = ws->lam[l], *k = ws->k[l];
             float *mt = s->thmean[l];
-            for (int64_t i = 0, n = B * s->K[l]; i < n; i++)
+            const int64_t n = B * s->K[l];
+            /* entries are independent; tgamma is slow enough to be worth the team */
+#pragma omp parallel for schedule(static) if (n >= 8192 && !omp_in_parallel())
+            for (int64_t i = 0; i < n; i++)
                 mt[i] = lam[i] * (float)tgamma(1.0 + 1.0 / (double)k[i]);
             th[l - 1] = mt;
         }
