@@ -76,6 +76,8 @@ typedef struct sdatm {
     datm_train_stats last_st;                     /* reported after an early stop */
     sdatm_ens    ens;                             /* predict_snapshots: states predicted from */
     int64_t      snap_every;                      /* snapshot_every: epochs between them */
+    double       lr_to;                           /* lr_decay_to (1: constant steps) */
+    double       lr_enc0, lr_head0;               /* the encoder's and head's Adam steps */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -501,6 +503,11 @@ static const datm_param_schema sdatm_extra[] = {
      "feature of a training step (sdatm-n: the last softplus layer, a2 = 200; sdatm-l: the "
      "standardised theta) is zeroed with this probability, the rest scaled by 1 / (1 - p); "
      "prediction uses all features. Against the MLP head's overfitting on 20News"},
+    {"lr_decay_to", DATM_PARAM_REAL, "1", 1e-6, 1, NULL,
+     "cosine annealing of the Adam step sizes (not in the paper, whose steps are constant; "
+     "1 = none): over the supervised iterations the encoder's lr and the head's head_lr fall "
+     "from their values at the first supervised iteration to this fraction of them at the "
+     "last (the unsupervised epochs keep the full steps)"},
     {"head_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
      "Adam steps of the classifier per mini-batch (paper: 1, one joint step); each step "
      "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the "
@@ -654,6 +661,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                             "documents); use fixed");
     const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
     s->snap_every = datm_config_int(cfg, "snapshot_every");
+    s->lr_to = datm_config_real(cfg, "lr_decay_to");
     if (!rc && n_snap > 0 && s->val.n)
         rc = datm_error_set(err, DATM_E_INVALID, "model.predict_snapshots: %d needs "
                             "model.val_fraction 0 (early stopping keeps one best state)", n_snap);
@@ -680,6 +688,8 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                             datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
                             datm_config_real(cfg, "adam_eps"), err);
         s->adam.clip = datm_config_real(cfg, "grad_clip");
+        s->lr_enc0 = s->w->ch.adam.lr;
+        s->lr_head0 = s->adam.lr;
     }
     /* work space for batches of up to cap documents */
     const int64_t B = s->cap, RC = s->bs.R * s->C;
@@ -813,10 +823,28 @@ static int sdatm_val_check(sdatm *s, const datm_train_ctx *ctx, int64_t epoch, i
     return DATM_OK;
 }
 
+double sdatm_lr_factor(int64_t iteration, int64_t first_sup, int64_t total, double to)
+{
+    if (!(to < 1.0) || iteration < first_sup || total < first_sup) return 1.0;
+    /* f = 0 at the first supervised iteration, 1 at the last */
+    const double f = total > first_sup
+                         ? (double)(iteration - first_sup) / (double)(total - first_sup) : 1.0;
+    const double pi = 3.14159265358979323846;
+    return to + (1.0 - to) * 0.5 * (1.0 + cos(pi * (f < 1.0 ? f : 1.0)));
+}
+
 int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
                       datm_train_stats *st, datm_error *err)
 {
     sdatm *s = S(m);
+    if (s->lr_to < 1.0) {
+        /* lr_decay_to: the steps of this iteration (a function of the iteration only, so a
+         * resumed run takes the same ones) */
+        const double f = sdatm_lr_factor(ctx->iteration, s->unsup_epochs * s->bpe + 1,
+                                         s->total_iters, s->lr_to);
+        s->w->ch.adam.lr = s->lr_enc0 * f;
+        s->adam.lr = s->lr_head0 * f;
+    }
     if (s->val.stopped_epoch) {
         /* early-stopped: the restored best state stays; the engine's curves repeat the last
          * trained batch's statistics */

@@ -102,5 +102,10 @@ int  sdatm_head_norm_refresh(datm_model *m, datm_error *err);
  * prediction reads the features undropped. The backward multiplies d/d out by the same mask. */
 void sdatm_dropout_apply(uint64_t seed, int64_t iteration, int step, double p, int64_t n,
                          const float *feat, float *mask, float *out);
+/* lr_decay_to (not in the paper): the factor on both Adam steps at 1-based `iteration` when
+ * the supervised iterations are first_sup..total: 1 before first_sup and when to >= 1, else
+ * to + (1 - to) (1 + cos(pi f)) / 2 with f = (iteration - first_sup) / (total - first_sup)
+ * (clamped to 1), so 1 at the first supervised iteration and `to` at the last. */
+double sdatm_lr_factor(int64_t iteration, int64_t first_sup, int64_t total, double to);
 
 #endif
