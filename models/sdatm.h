@@ -20,7 +20,8 @@
  * the encoder at the sample, an unbiased estimate of the gradient through the mean), and
  * head_steps > 1 takes that many head steps per mini-batch (the label gradient on theta is the
  * first step's); head_l2 > 0 puts an L2 penalty on the MLP weights; head_dropout > 0 drops
- * (inverted dropout, training only) entries of the softmax's input features; measured in
+ * (inverted dropout, training only) entries of the softmax's input features; lr_decay_to < 1
+ * anneals both Adam steps (cosine, sdatm_lr_factor) over the supervised iterations; measured in
  * results/classification/notes.md.
  * At the first supervised iteration the head's input standardisation is fixed from the
  * training documents' posterior-mean theta (head_standardize; not in the paper, which feeds
