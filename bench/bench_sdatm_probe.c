@@ -17,7 +17,12 @@
  * (3000 documents each), PROBE_LR (1: regression at every point, n: every n-th, 0: never),
  * PROBE_FS (draws averaged into the regression's features; 0 = the mean), PROBE_ENS (0; n > 0:
  * also the test error of p(y|x) at the posterior means averaged over the last 2, 3, 5, ..., n
- * probe points, i.e. a snapshot ensemble along the training trajectory). */
+ * probe points, i.e. a snapshot ensemble along the training trajectory), PROBE_ON (test;
+ * "val": every "test" figure is read on the model's early-stopping validation documents
+ * instead, the split of model.val_fraction > 0 redrawn from the run's seed, and the test set
+ * is not read: settings such as PROBE_ENS's ensemble can then be chosen without looking at
+ * the test set. The run's own early stopping still restores its best checked state at the
+ * last iteration, so the last probe point reads that state). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@
 #include "data/data.h"
 #include "io/h5.h"
 #include "math/math.h"
+#include "../models/sdatm_val.h"
 
 static double err_of(const float *P, const int32_t *y, int64_t n, int C)
 {
@@ -220,13 +226,34 @@ int main(int argc, char **argv)
     const int C = d.train.n_classes;
     /* evaluation subsets: evenly spaced rows */
     int64_t ntr = ntr_eval < N ? ntr_eval : N, nte = nte_eval < d.test.X.n_rows ? nte_eval : d.test.X.n_rows;
-    int64_t *rtr = malloc(sizeof(int64_t) * ntr), *rte = malloc(sizeof(int64_t) * nte);
-    int32_t *ytr = malloc(4 * ntr), *yte = malloc(4 * nte);
+    const int64_t nte_cap = nte_eval < N ? nte_eval : N;   /* room for validation rows too */
+    int64_t *rtr = malloc(sizeof(int64_t) * ntr), *rte = malloc(sizeof(int64_t) * (nte > nte_cap ? nte : nte_cap));
+    int32_t *ytr = malloc(4 * ntr), *yte = malloc(4 * (nte > nte_cap ? nte : nte_cap));
     for (int64_t i = 0; i < ntr; i++) { rtr[i] = i * N / ntr; ytr[i] = d.train_labels[rtr[i]]; }
-    for (int64_t i = 0; i < nte; i++) { rte[i] = i * d.test.X.n_rows / nte; yte[i] = d.test.labels[rte[i]]; }
+    const char *on = getenv("PROBE_ON");
+    const int on_val = on && !strcmp(on, "val");
+    const char *tname = on_val ? "val" : "test";
+    sdatm_val v;
+    memset(&v, 0, sizeof v);
+    if (on_val) {
+        const double frac = datm_config_real(datm_spec_section(&s, DATM_SEC_MODEL), "val_fraction");
+        if (!(frac > 0)) { fprintf(stderr, "PROBE_ON=val needs model.val_fraction > 0\n"); return 1; }
+        /* the split the model drew in create (same labels, fraction and seed) */
+        if (sdatm_val_split(&v, d.train_labels, N, C, frac, 0, seed, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
+        nte = nte_eval < v.n ? nte_eval : v.n;
+        /* "train" figures: documents that train (not the validation ones) */
+        const int64_t nf = N - v.n;
+        ntr = ntr_eval < nf ? ntr_eval : nf;
+        for (int64_t i = 0; i < ntr; i++) { rtr[i] = v.fit_rows[i * nf / ntr]; ytr[i] = d.train_labels[rtr[i]]; }
+        for (int64_t i = 0; i < nte; i++) { rte[i] = v.rows[i * v.n / nte]; yte[i] = d.train_labels[rte[i]]; }
+        printf("PROBE_ON=val: \"test\" figures are on %lld of the %lld validation documents; the test set is not read\n",
+               (long long)nte, (long long)v.n);
+    } else {
+        for (int64_t i = 0; i < nte; i++) { rte[i] = i * d.test.X.n_rows / nte; yte[i] = d.test.labels[rte[i]]; }
+    }
     datm_csr Xtr = {0}, Xte = {0};
     datm_csr_select_rows(&d.train_X, rtr, ntr, &Xtr, &err);
-    datm_csr_select_rows(&d.test.X, rte, nte, &Xte, &err);
+    datm_csr_select_rows(on_val ? &d.train_X : &d.test.X, rte, nte, &Xte, &err);
     float *P = malloc(sizeof(float) * (size_t)((ntr > nte ? ntr : nte) * C));
     const int ens = getenv("PROBE_ENS") ? atoi(getenv("PROBE_ENS")) : 0;
     float **ring = ens > 0 ? calloc((size_t)ens, sizeof(float *)) : NULL;
@@ -259,7 +286,7 @@ int main(int argc, char **argv)
                     if (!*slot) *slot = malloc(sizeof(float) * (size_t)(nte * C));
                     memcpy(*slot, P, sizeof(float) * (size_t)(nte * C));
                     n_probe++;
-                    printf("ensemble test error (last k probe points):");
+                    printf("ensemble %s error (last k probe points):", tname);
                     for (int k = 2; k <= ens && k <= n_probe; k = k < 3 ? k + 1 : k + 2) {
                         memset(Pavg, 0, sizeof(float) * (size_t)(nte * C));
                         for (int j = 0; j < k; j++) {
@@ -293,11 +320,12 @@ int main(int argc, char **argv)
                 }
                 free(ftr); free(fte);
             }
-            printf("epoch %3lld loss %10.4f | head mean: train %.4f test %.4f | head S=%d: train %.4f test %.4f | LR(mean theta, %lld docs): train %.4f test %.4f | %.0fs\n",
-                   (long long)ep + 1, loss / nl, r[0], r[1], S, r[2], r[3], (long long)ntr, lr_tr, lr_te, datm_time_now() - t0);
+            printf("epoch %3lld loss %10.4f | head mean: train %.4f %s %.4f | head S=%d: train %.4f %s %.4f | LR(mean theta, %lld docs): train %.4f %s %.4f | %.0fs\n",
+                   (long long)ep + 1, loss / nl, r[0], tname, r[1], S, r[2], tname, r[3], (long long)ntr, lr_tr, tname, lr_te, datm_time_now() - t0);
             fflush(stdout);
             loss = 0; nl = 0;
         }
     }
+    sdatm_val_free(&v);
     return 0;
 }
