@@ -529,19 +529,22 @@ static const datm_param_schema sdatm_extra[] = {
      "early stopping (not in the paper; 0 = off): this fraction of the training documents, "
      "drawn per class from the run's seed, is held out of training, and the supervised phase "
      "keeps the state (encoder, decoder, head) with the lowest validation error of the "
-     "prediction at the posterior means"},
+     "prediction at the posterior means. With predict_snapshots > 0 the checks only score the "
+     "prediction (the ensemble once it holds states) and nothing is restored"},
     {"val_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
      "supervised epochs between validation checks (val_fraction > 0); the last iteration is "
      "always checked, and the best checked state is restored at the end"},
     {"val_patience", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "checks without a new best validation error after which the best state is restored and "
-     "the rest of the run's iterations are skipped (0 = train every epoch)"},
+     "the rest of the run's iterations are skipped (0 = train every epoch; must be 0 with "
+     "predict_snapshots > 0)"},
     {"predict_snapshots", DATM_PARAM_INT, "0", 0, 1000, NULL,
      "trajectory ensemble (not in the paper; 0 = off, the paper's prediction from the final "
      "state): the states (encoder, head, Phi(2..L)) at the ends of the last this many "
      "supervised epochs are kept, and prediction averages p(y | x) over them, as perplexity "
      "averages over the Phi samples collected along the chain. Memory and the result file "
-     "grow by this many copies of the encoder"},
+     "grow by this many copies of the encoder. With val_fraction > 0 the last validation "
+     "check scores this ensemble"},
     {"snapshot_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
      "with predict_snapshots: epochs between two held states (the last epoch's is always one), "
      "so n states span the last n x snapshot_every epochs"},
@@ -662,9 +665,18 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
     s->snap_every = datm_config_int(cfg, "snapshot_every");
     s->lr_to = datm_config_real(cfg, "lr_decay_to");
-    if (!rc && n_snap > 0 && s->val.n)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.predict_snapshots: %d needs "
-                            "model.val_fraction 0 (early stopping keeps one best state)", n_snap);
+    /* with the trajectory ensemble, validation only scores the prediction: one restored
+     * state is not what the ensemble predicts from, so nothing is kept or stopped */
+    if (!rc && n_snap > 0 && s->val.n && s->val.patience > 0)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.val_patience: %lld needs "
+                            "model.predict_snapshots 0 (it is %d: with the trajectory ensemble "
+                            "the validation checks only score the prediction, nothing stops)",
+                            (long long)s->val.patience, n_snap);
+    if (!rc && n_snap > 0 && s->val.n) {
+        s->val.monitor_only = 1;
+        datm_info("%s: the validation checks score the prediction of the trajectory ensemble "
+                  "(model.predict_snapshots %d); no state is restored", ops->name, n_snap);
+    }
     if (!rc) {
         int64_t rows[DATM_ENC_MAX_LAYERS + 1] = {0}, cols[DATM_ENC_MAX_LAYERS + 1] = {0};
         for (int l = 2; l <= L; l++) { rows[l] = s->K[l - 1]; cols[l] = s->K[l]; }
@@ -803,9 +815,17 @@ static int sdatm_val_check(sdatm *s, const datm_train_ctx *ctx, int64_t epoch, i
     const double e = datm_error_rate(s->yval, s->val_pred, s->val.n);
     sdatm_val_verdict v;
     rc = sdatm_val_record(&s->val, epoch, e, &v, err);
-    if (!rc && v == SDATM_VAL_BEST) rc = snapshot_take(s, err);
     if (rc) return rc;
     const int64_t bi = s->val.best;
+    if (s->val.monitor_only) {   /* trajectory ensemble: scored, never kept or restored */
+        datm_info("%s epoch %lld: validation error %.9g (%lld documents, %d state%s), lowest "
+                  "%.9g at epoch %lld", name, (long long)epoch, e, (long long)s->val.n,
+                  s->ens.n > 0 ? s->ens.n : 1, s->ens.n > 1 ? "s" : "", s->val.error[bi],
+                  (long long)s->val.epoch[bi]);
+        return DATM_OK;
+    }
+    if (v == SDATM_VAL_BEST) rc = snapshot_take(s, err);
+    if (rc) return rc;
     datm_info("%s epoch %lld: validation error %.9g (%lld documents), best %.9g at epoch %lld",
               name, (long long)epoch, e, (long long)s->val.n, s->val.error[bi],
               (long long)s->val.epoch[bi]);
@@ -880,14 +900,15 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
     const int epoch_end = s->bpe > 0 && ctx->iteration % s->bpe == 0;
     if (sup >= 1 && epoch_end && !last && s->norm_every > 0 && sup % s->norm_every == 0)
         rc = sdatm_head_norm_refresh(m, err);
-    if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
-        rc = sdatm_val_check(s, ctx, epoch, last, err);
     /* predict_snapshots: the states at the ends of supervised epochs E, E - every, ... (E the
-     * run's last), ens.cap of them */
+     * run's last), ens.cap of them; taken before the validation check, which then scores the
+     * ensemble including this epoch's state */
     const int64_t E = s->total_iters / s->bpe, back = E - epoch;
     if (!rc && s->ens.cap > 0 && sup >= 1 && epoch_end && back >= 0 &&
         back % s->snap_every == 0 && back / s->snap_every < s->ens.cap)
         sdatm_ens_take(&s->ens, epoch, s->w->ch.params, s->hp.value, phi_f(s));
+    if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
+        rc = sdatm_val_check(s, ctx, epoch, last, err);
     return rc;
 }
 
@@ -1099,7 +1120,8 @@ int sdatm_load(datm_model *m, struct datm_h5 *g, datm_error *err)
     if (!rc && s->val.n) {
         if (s->val.stopped_epoch) rc = snapshot_take(s, err);   /* the saved state is the best */
         else if (datm_h5_exists(g, SNAPSHOT_GROUP)) rc = snapshot_load(s, g, err);
-        else s->val.best = -1;   /* a file from before snapshots were saved: a new best starts */
+        else if (!s->val.monitor_only)
+            s->val.best = -1;   /* a file from before snapshots were saved: a new best starts */
     }
     if (!rc) rc = sdatm_ens_load(&s->ens, g, err);
     return rc;

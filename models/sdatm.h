@@ -42,7 +42,11 @@
  * Trajectory ensemble (predict_snapshots > 0; not in the paper; models/sdatm_ens.h): the
  * states (encoder, head, Phi(2..L)) at the ends of the last predict_snapshots supervised epochs
  * are kept, and prediction averages p(y | x) over them (each with its own draws); infer (theta)
- * reads the final state only. Not with val_fraction > 0.
+ * reads the final state only. With val_fraction > 0 as well, the validation checks only score
+ * what prediction would read at that point (the ensemble of the states held so far, once the
+ * window has begun): nothing is kept, restored or stopped (val_patience must be 0), so the
+ * last check is the validation error of the final ensemble itself (ensemble settings can be
+ * chosen on it instead of on test figures).
  *
  * The paper's unsupervised "DATM" baseline of Tables 3-4 is not a mode of this file: run the
  * variant whai with the same keys; `datm run` then fits the logistic regression on its theta

@@ -126,6 +126,7 @@ int sdatm_val_save(const sdatm_val *v, struct datm_h5 *g, datm_error *err)
     if (!rc) rc = datm_h5_attr_f64(gv, "best_error", v->best >= 0 ? v->error[v->best] : NAN, err);
     if (!rc) rc = datm_h5_attr_i64(gv, "stopped_epoch", v->stopped_epoch, err);
     if (!rc) rc = datm_h5_attr_i64(gv, "patience", v->patience, err);
+    if (!rc) rc = datm_h5_attr_i64(gv, "monitor_only", v->monitor_only, err);
     datm_h5_close(&gv);
     return rc;
 }

@@ -26,6 +26,8 @@ typedef struct sdatm_val {
     double  *error;        /* (cap) validation error rate at check i */
     int64_t  best;         /* index of the best check whose state is kept; -1 none */
     int64_t  stopped_epoch;/* 1-based epoch after which training stopped; 0 = not stopped */
+    int      monitor_only; /* 1: checks are recorded only (sdatm.c's trajectory ensemble):
+                              no state is kept or restored */
 } sdatm_val;
 
 typedef enum {
@@ -44,7 +46,8 @@ int  sdatm_val_split(sdatm_val *v, const int32_t *labels, int64_t N, int C, doub
 int  sdatm_val_record(sdatm_val *v, int64_t epoch, double error, sdatm_val_verdict *verdict,
                       datm_error *err);
 /* Group "early_stopping" in g: val_docs (n), epoch and val_error (n_checks), attributes
- * best_epoch, best_error, stopped_epoch (0 = ran to the end). */
+ * best_epoch, best_error, stopped_epoch (0 = ran to the end), patience, monitor_only (1: the
+ * best state was not kept; the model is the last trained one). */
 int  sdatm_val_save(const sdatm_val *v, struct datm_h5 *g, datm_error *err);
 /* Reads the record back when g has the group (a resumed run), best included; the best
  * state's snapshot itself is the caller's (sdatm.c saves it beside the record). */

@@ -2,7 +2,8 @@
 /* tests/test_sdatm_ensemble.c: sDATM's trajectory ensemble (model.predict_snapshots;
  * models/sdatm_ens.c, models/sdatm.c). Checks:
  *  1. spec validation: predict_snapshots out of range is rejected naming the key; with
- *     val_fraction > 0 it is rejected at create, naming model.predict_snapshots;
+ *     val_fraction > 0 and val_patience > 0 it is rejected at create, naming
+ *     model.val_patience;
  *  2. on the real digits set (skipped when absent), sdatm-l and sdatm-n:
  *     - predict_snapshots 1 predicts exactly as 0 (the one held state is the final one);
  *     - with predict_snapshots 3 and E epochs, p(y | x) on the test set is the mean of the
@@ -12,7 +13,14 @@
  *     - save -> load into a fresh model keeps the predictions, and the saved epochs are
  *       E - 2, E - 1, E;
  *     - resume: saved after epoch E - 1 (two states held) and continued in a fresh model, the
- *       run predicts exactly as the uninterrupted one. */
+ *       run predicts exactly as the uninterrupted one;
+ *  3. with val_fraction 0.2 too (sdatm-n, digits): the validation checks only score, so
+ *     - the ensemble's p(y | x) on the test set is the mean of three runs with the same split
+ *       and no snapshots trained for E - 2, E - 1 and E epochs, checked only at their last
+ *       iteration (one check: its state is the best, nothing is put back);
+ *     - a check every supervised epoch is recorded, monitor_only is 1, and the last check's
+ *       validation error is exactly that of the final ensemble's own prediction on the saved
+ *       validation rows. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +184,98 @@ out:
     free(q);
 }
 
+/* sdatm-n with val_fraction 0.2 (checks every val_every supervised epochs, patience). */
+static int make_val(run *r, int snaps, int val_every, int patience, int epochs,
+                    const datm_corpus *tr, datm_error *err)
+{
+    char text[1024];
+    snprintf(text, sizeof text, SPEC, "sdatm-n", snaps, 1, 0.2, epochs);
+    char full[1200];
+    snprintf(full, sizeof full, "%s", text);
+    /* the validation keys go into the model section, before "train:" */
+    char *tp = strstr(full, "train:");
+    char tail[256];
+    snprintf(tail, sizeof tail, "%s", strstr(text, "train:"));
+    snprintf(tp, sizeof full - (size_t)(tp - full), "  val_every: %d\n  val_patience: %d\n%s",
+             val_every, patience, tail);
+    return sdatm_testrun_make(r, full, tr, B, epochs, 4, err);
+}
+
+/* Part 3 (see the head of the file). */
+static void test_with_validation(const datm_corpus *tr, const datm_corpus *te)
+{
+    const int64_t n = te->X.n_rows * te->n_classes;
+    float *P[E + 1] = {NULL}, *ens = malloc(sizeof(float) * (size_t)n),
+          *mean = malloc(sizeof(float) * (size_t)n);
+    datm_error err = {0};
+    run r;
+    const char *path = "test_sdatm_ensemble_val.h5";
+    for (int e = E - 2; e <= E; e++) {
+        P[e] = malloc(sizeof(float) * (size_t)n);
+        /* val_every above the run: the one check is the last iteration's (always the best) */
+        if (make_val(&r, 0, 1000, 0, e, tr, &err) || sdatm_testrun_train(&r, tr, 4, e) ||
+            isnan(sdatm_testrun_error(&r, &te->X, te->labels, te->n_classes, 5, 0, P[e]))) {
+            fprintf(stderr, "validation run of %d epochs: %s\n", e, err.msg);
+            fails++;
+            sdatm_testrun_drop(&r);
+            goto out;
+        }
+        sdatm_testrun_drop(&r);
+    }
+    if (make_val(&r, 3, 1, 0, E, tr, &err) || sdatm_testrun_train(&r, tr, 4, E) ||
+        isnan(sdatm_testrun_error(&r, &te->X, te->labels, te->n_classes, 5, 0, ens))) {
+        fprintf(stderr, "ensemble with validation: %s\n", err.msg);
+        fails++;
+        sdatm_testrun_drop(&r);
+        goto out;
+    }
+    for (int64_t i = 0; i < n; i++) mean[i] = ((0.0f + P[E - 2][i]) + P[E - 1][i]) + P[E][i];
+    for (int64_t i = 0; i < n; i++) mean[i] *= 1.0f / 3.0f;
+    const float d = max_abs_diff(ens, mean, n);
+    printf("sdatm-n with val_fraction 0.2: ensemble of epochs %d-%d vs the mean of three runs: "
+           "max |diff| %g\n", E - 2, E, (double)d);
+    CHECK(d <= 1e-6f);
+
+    /* the saved record, and the final ensemble scored on the saved validation rows */
+    datm_h5 *f = NULL, *g = NULL;
+    int64_t nv = 0, nc = 0, mon = -1, stopped = -1;
+    CHECK(datm_h5_create(path, &f, &err) == DATM_OK);
+    CHECK(r.m->ops->save(r.m, f, &err) == DATM_OK);
+    CHECK(datm_h5_group(f, "early_stopping", 0, &g, &err) == DATM_OK);
+    CHECK(datm_h5_shape(g, "val_docs", &nv) == 1 && nv > 0);
+    CHECK(datm_h5_shape(g, "epoch", &nc) == 1 && nc == E - 3);   /* unsup_epochs 3 */
+    CHECK(datm_h5_attr_get_i64(g, "monitor_only", &mon, &err) == DATM_OK && mon == 1);
+    CHECK(datm_h5_attr_get_i64(g, "stopped_epoch", &stopped, &err) == DATM_OK && stopped == 0);
+    int64_t *vrows = malloc(sizeof(int64_t) * (size_t)(nv > 0 ? nv : 1));
+    double *ve = malloc(sizeof(double) * (size_t)(nc > 0 ? nc : 1));
+    if (nv > 0 && nc > 0) {
+        CHECK(datm_h5_read_i64(g, "val_docs", vrows, 1, &nv, &err) == DATM_OK);
+        CHECK(datm_h5_read_f64(g, "val_error", ve, 1, &nc, &err) == DATM_OK);
+        datm_csr X = {0};
+        int32_t *y = malloc(sizeof(int32_t) * (size_t)nv);
+        float *pv = malloc(sizeof(float) * (size_t)(nv * te->n_classes));
+        CHECK(datm_csr_select_rows(&tr->X, vrows, nv, &X, &err) == DATM_OK);
+        for (int64_t i = 0; i < nv; i++) y[i] = tr->labels[vrows[i]];
+        const double e_val = sdatm_testrun_error(&r, &X, y, te->n_classes, 7, 0, pv);
+        printf("last check %.4f (checks %lld), the final ensemble on the validation rows "
+               "%.4f\n", ve[nc - 1], (long long)nc, e_val);
+        CHECK(e_val == ve[nc - 1]);
+        datm_csr_free(&X);
+        free(y);
+        free(pv);
+    }
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    free(vrows);
+    free(ve);
+    sdatm_testrun_drop(&r);
+out:
+    remove(path);
+    for (int e = E - 2; e <= E; e++) free(P[e]);
+    free(ens);
+    free(mean);
+}
+
 int main(void)
 {
     CHECK(spec_rejects("model.predict_snapshots=-1", "predict_snapshots"));
@@ -188,13 +288,15 @@ int main(void)
         printf("digits not found (%s): the real-data part is skipped\n", err.msg);
         return fails ? 1 : 77;
     }
-    {   /* with early stopping: rejected at create */
+    {   /* with early stopping's patience: rejected at create */
         run r;
-        const int rc = make(&r, "sdatm-n", 3, 0.2, E, &tr, &err);
-        printf("predict_snapshots 3 with val_fraction 0.2 -> %s\n", rc ? err.msg : "accepted");
-        CHECK(rc != 0 && strstr(err.msg, "model.predict_snapshots"));
+        const int rc = make_val(&r, 3, 1, 2, E, &tr, &err);
+        printf("predict_snapshots 3 with val_fraction 0.2, val_patience 2 -> %s\n",
+               rc ? err.msg : "accepted");
+        CHECK(rc != 0 && strstr(err.msg, "model.val_patience"));
         sdatm_testrun_drop(&r);
     }
+    test_with_validation(&tr, &te);
     test_digits("sdatm-l", &tr, &te);
     test_digits("sdatm-n", &tr, &te);
     datm_corpus_free(&tr);

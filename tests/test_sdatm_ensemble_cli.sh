@@ -8,8 +8,11 @@
 #   prediction read three states;
 # - its test error differs from the run without the option (same seed: the training is the
 #   same, the prediction averages), and both are finite rates;
-# - predict_snapshots with val_fraction is an error naming the spec file, line and key, and
-#   writes no result.h5.
+# - predict_snapshots with val_fraction and val_patience is an error naming the key, and
+#   writes no result.h5;
+# - predict_snapshots with val_fraction (no patience) runs: the validation checks only score
+#   (early_stopping's monitor_only is 1), the last check scores the three-state ensemble, and
+#   nothing is restored.
 # Skips 77 without the binary, the data or h5dump.
 set -u
 . "$(dirname "$0")/testlib.sh"
@@ -56,9 +59,18 @@ check "awk -v a='$e0' -v b='$e1' 'BEGIN { exit !(a >= 0 && a < 1 && b >= 0 && b 
 check "! h5dump -d /model/trajectory_ensemble/epoch '$tmp/one/result.h5' > /dev/null 2>&1" \
       "no ensemble group without the option"
 
-"$datm" run "$tmp/spec.yaml" model.predict_snapshots=3 model.val_fraction=0.2 -o "$tmp/bad" \
-    > "$tmp/bad.txt" 2>&1; rc=$?
-check "[ $rc != 0 ] && grep -q \"model.predict_snapshots=3.*model.predict_snapshots: 3 needs model.val_fraction 0\" '$tmp/bad.txt'" \
-      "with val_fraction: an error naming the key: $(grep -m1 -i error "$tmp/bad.txt")"
+"$datm" run "$tmp/spec.yaml" model.predict_snapshots=3 model.val_fraction=0.2 \
+    model.val_patience=2 -o "$tmp/bad" > "$tmp/bad.txt" 2>&1; rc=$?
+check "[ $rc != 0 ] && grep -q 'model.val_patience: 2 needs model.predict_snapshots 0' '$tmp/bad.txt'" \
+      "with val_fraction and val_patience: an error naming the key: $(grep -m1 -i error "$tmp/bad.txt")"
 check "[ ! -e '$tmp/bad/result.h5' ]" "no result written for the rejected spec"
+
+"$datm" run "$tmp/spec.yaml" model.predict_snapshots=3 model.snapshot_every=2 \
+    model.val_fraction=0.2 -o "$tmp/val" --threads 2 > "$tmp/val.txt" 2>&1; rc=$?
+mon=$(h5dump -a /model/early_stopping/monitor_only "$tmp/val/result.h5" 2>/dev/null |
+      awk '/DATA \{/ {on = 1; next} on { sub(/^ *\([0-9, ]*\): */, ""); print; exit }')
+check "[ $rc = 0 ] && [ '$mon' = 1 ]" "with val_fraction: the run completes (exit $rc), monitor_only $mon"
+check "grep -q 'epoch 7: validation error .* 3 states' '$tmp/val/run.log'" \
+      "the last check scored the three-state ensemble: $(grep 'epoch 7: validation' "$tmp/val/run.log" | sed 's/.*epoch 7/epoch 7/')"
+check "! grep -q 'restored the state' '$tmp/val/run.log'" "no state restored"
 exit $fail
