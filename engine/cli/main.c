@@ -54,6 +54,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
     datm_fp_mode fp_saved;   /* subnormals flushed for every command (core/fpmode.c) */
     datm_fp_flush_begin(&fp_saved);

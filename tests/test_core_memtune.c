@@ -1,0 +1,64 @@
+/* ctest-labels: unit  ctest-timeout: 60  ctest-link: datm_core */
+/* tests/test_core_memtune.c: datm_mem_keep_freed (engine/core/memtune.c). A round allocates
+ * eight 1 MB blocks through datm_alloc (as an inference pass makes its per-thread workspaces),
+ * writes them and frees them all. Under glibc's default policy the freed blocks at the heap's
+ * top add up to more than its (dynamic) trim threshold, so every round gives the pages back
+ * and faults them in again; after datm_mem_keep_freed the rounds reuse the same pages and take
+ * (almost) no page faults. Page faults are counted by getrusage (minor faults), not timed; the
+ * first rounds of each half settle the heap and are not counted. Skipped (77) when the
+ * allocator is not glibc's (another C library, or AddressSanitizer's). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "core/core.h"
+#include "test_check.h"
+
+enum { BLOCK = 1 << 20, NBLOCK = 8, ROUNDS = 12, COUNTED = 8 };
+
+static long minor_faults(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+/* page faults of the last COUNTED of ROUNDS rounds */
+static long faults_of_rounds(void)
+{
+    datm_error err = {0};
+    long f0 = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        if (r == ROUNDS - COUNTED) f0 = minor_faults();
+        char *p[NBLOCK];
+        for (int b = 0; b < NBLOCK; b++) {
+            p[b] = datm_alloc(BLOCK, &err);
+            if (!p[b]) return -1;
+            memset(p[b], r + b, BLOCK);   /* every page touched (datm_alloc zeroes too) */
+        }
+        for (int b = NBLOCK - 1; b >= 0; b--) datm_free(p[b]);
+    }
+    return minor_faults() - f0;
+}
+
+int main(void)
+{
+#if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__)
+    /* (AddressSanitizer has its own allocator: glibc's settings do not apply) */
+    printf("not glibc's allocator: datm_mem_keep_freed leaves its policy; skipped\n");
+    return 77;
+#else
+    const long pages = (long)COUNTED * NBLOCK * (BLOCK / 4096);
+    const long before = faults_of_rounds();
+    CHECK(datm_mem_keep_freed() == 1, "datm_mem_keep_freed did not take");
+    const long after = faults_of_rounds();
+    printf("page faults of %d rounds of %d blocks of %d KB (%ld pages written): %ld under the "
+           "default policy, %ld after datm_mem_keep_freed\n", COUNTED, NBLOCK, BLOCK >> 10,
+           pages, before, after);
+    CHECK(before >= pages / 4, "the default policy should give the pages back each round "
+          "(%ld faults for %ld pages)", before, pages);
+    CHECK(after <= pages / 50, "the kept blocks should be reused (%ld faults for %ld pages)",
+          after, pages);
+    return fails ? 1 : 0;
+#endif
+}
