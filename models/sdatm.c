@@ -56,6 +56,8 @@ typedef struct sdatm {
     /* running training-batch statistics of the head (sdatm_track) */
     int64_t      tr_epoch, tr_bad, tr_docs;
     double       tr_nll;
+    double       tr_best;                         /* lowest epoch error so far (NAN: none) */
+    int          tr_warned;                       /* the divergence warning was given */
     /* per-epoch diagnostics of the encoder (sdatm_diag): Weibull shapes k per layer (sum,
      * count at the clamps), squared norms of the label and the total gradient on theta */
     int64_t      dg_epoch, dg_n[DATM_ENC_MAX_LAYERS + 1], dg_lo[DATM_ENC_MAX_LAYERS + 1],
@@ -271,10 +273,22 @@ static void l2_view(datm_params *p, int v, float lam)
 static void sdatm_track(sdatm *s, const datm_train_ctx *ctx, int64_t B, const int32_t *y)
 {
     if (ctx->epoch != s->tr_epoch) {
-        if (s->tr_docs > 0)
+        if (s->tr_docs > 0) {
+            const double e = (double)s->tr_bad / (double)s->tr_docs;
             datm_info("%s epoch %lld: head on the training batches: label NLL %.4g per "
                       "document, error %.4g", s->base.ops->name, (long long)s->tr_epoch + 1,
-                      s->tr_nll / (double)s->tr_docs, (double)s->tr_bad / (double)s->tr_docs);
+                      s->tr_nll / (double)s->tr_docs, e);
+            if (!s->tr_warned && sdatm_diverged(s->tr_best, e)) {
+                s->tr_warned = 1;   /* once per run: the epochs after it repeat the story */
+                datm_warn("%s epoch %lld: the head's error on its training batches jumped to "
+                          "%.4g from %.4g (its lowest so far): the supervised training has "
+                          "probably diverged, and later epochs will not recover it. Shorter "
+                          "runs, smaller steps (model.lr, model.head_lr) or model.lr_decay_to "
+                          "< 1 may avoid it", s->base.ops->name, (long long)s->tr_epoch + 1, e,
+                          s->tr_best);
+            }
+            if (!(e >= s->tr_best)) s->tr_best = e;   /* NAN at first: any e is lower */
+        }
         s->tr_epoch = ctx->epoch;
         s->tr_nll = 0;
         s->tr_bad = s->tr_docs = 0;
@@ -603,6 +617,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->head_l2 = datm_config_real(cfg, "head_l2");
     s->drop = datm_config_real(cfg, "head_dropout");
     s->tr_epoch = -1;
+    s->tr_best = NAN;
     s->dg_epoch = -1;
     s->val_every = datm_config_int(cfg, "val_every");
     s->norm_every = datm_config_int(cfg, "head_norm_every");
@@ -841,6 +856,11 @@ static int sdatm_val_check(sdatm *s, const datm_train_ctx *ctx, int64_t epoch, i
                   (long long)s->val.patience, (long long)(s->total_iters - ctx->iteration));
     }
     return DATM_OK;
+}
+
+int sdatm_diverged(double best, double now)
+{
+    return isfinite(best) && isfinite(now) && now > best + 0.2 && now > 3.0 * best;
 }
 
 double sdatm_lr_factor(int64_t iteration, int64_t first_sup, int64_t total, double to)

@@ -113,4 +113,12 @@ void sdatm_dropout_apply(uint64_t seed, int64_t iteration, int step, double p, i
  * (clamped to 1), so 1 at the first supervised iteration and `to` at the last. */
 double sdatm_lr_factor(int64_t iteration, int64_t first_sup, int64_t total, double to);
 
+/* 1 when an epoch's error of the head on its training batches (`now`, a rate) says the
+ * supervised training has diverged, given the lowest such error of the earlier supervised
+ * epochs (`best`; NAN when there is none yet): now exceeds best by more than 0.2 and is more
+ * than 3 times it. A long MNIST run at 512-256-128-64 went from 1.3% to 34% in one epoch and
+ * then to chance (results/classification/notes.md, session 16) with no other sign; the
+ * ordinary epoch-to-epoch noise (1.3-2.2% there, 0.3-0.8 early on digits) stays below. */
+int sdatm_diverged(double best, double now);
+
 #endif
