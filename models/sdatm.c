@@ -64,6 +64,8 @@ typedef struct sdatm {
                  dg_hi[DATM_ENC_MAX_LAYERS + 1], dg_prevB;
     double       dg_k[DATM_ENC_MAX_LAYERS + 1], dg_gl[DATM_ENC_MAX_LAYERS + 1],
                  dg_gt[DATM_ENC_MAX_LAYERS + 1];
+    int64_t      dg_cut[2], dg_t[2];              /* n_clipped and t of the encoder's and the
+                                                   * head's Adam at the epoch's start */
     /* early stopping on a validation split (val_fraction > 0; sdatm_val.h) */
     sdatm_val    val;
     int64_t      val_every, total_iters;
@@ -350,10 +352,22 @@ static void sdatm_diag(sdatm *s, const datm_train_ctx *ctx, const datm_encoder_w
                     o += snprintf(buf + o, sizeof buf - (size_t)o, " |label|/|total| %.3g",
                                   sqrt(s->dg_gl[l] / s->dg_gt[l]));
             }
+            /* grad_clip_rms > 0: the share of gradient entries clipped in the epoch; a burst
+             * marks steps whose gradients jumped far above their history */
+            const datm_adam *ad[2] = {&s->w->ch.adam, &s->adam};
+            for (int j = 0; j < 2 && o < (int)sizeof buf - 64; j++)
+                if (ad[j]->rms_clip > 0 && ad[j]->t > s->dg_t[j])
+                    o += snprintf(buf + o, sizeof buf - (size_t)o, " | %s clipped %.3g%%",
+                                  j ? "head" : "enc", 100.0 * (double)(ad[j]->n_clipped - s->dg_cut[j]) /
+                                  ((double)(ad[j]->t - s->dg_t[j]) * (double)ad[j]->size));
             datm_info("%s epoch %lld encoder:%s", s->base.ops->name, (long long)s->dg_epoch + 1,
                       buf);
         }
         s->dg_epoch = ctx->epoch;
+        s->dg_cut[0] = s->w->ch.adam.n_clipped;
+        s->dg_cut[1] = s->adam.n_clipped;
+        s->dg_t[0] = s->w->ch.adam.t;
+        s->dg_t[1] = s->adam.t;
         for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) {
             s->dg_n[l] = s->dg_lo[l] = s->dg_hi[l] = 0;
             s->dg_k[l] = s->dg_gl[l] = s->dg_gt[l] = 0;
@@ -715,6 +729,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                             datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
                             datm_config_real(cfg, "adam_eps"), err);
         s->adam.clip = datm_config_real(cfg, "grad_clip");
+        s->adam.rms_clip = datm_config_real(cfg, "grad_clip_rms");
         s->lr_enc0 = s->w->ch.adam.lr;
         s->lr_head0 = s->adam.lr;
     }

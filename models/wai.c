@@ -172,6 +172,7 @@ static void *wai_copy(datm_model *mm, datm_error *err)
     memcpy(s->adam->v, a->v, (size_t)n * sizeof(float));
     s->adam->t = a->t;
     s->adam->clip = a->clip;
+    s->adam->rms_clip = a->rms_clip;
     const int64_t np = t->params.size;
     memcpy(s->smt->params.value, t->params.value, (size_t)np * sizeof(float));
     memcpy(s->smt->adam.m, t->adam.m, (size_t)np * sizeof(float));

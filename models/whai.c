@@ -88,6 +88,11 @@ const datm_param_schema datm_whai_schema[] = {
     {"adam_eps", DATM_PARAM_REAL, "1e-8", 1e-20, 1, NULL, "Adam epsilon"},
     {"grad_clip", DATM_PARAM_REAL, "0", 0, 1e12, NULL,
      "element-wise gradient clip (0 = none; rGBN-RNN uses 1)"},
+    {"grad_clip_rms", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
+     "element-wise gradient clip relative to Adam's history (not in the paper; 0 = none): "
+     "each entry is clipped to this many times the root of its bias-corrected second moment "
+     "before the step, so a sudden run of gradients far above their history cannot move "
+     "every weight by several steps at once while the second moment catches up"},
     {"init_sd", DATM_PARAM_REAL, "0", 0, 10, NULL,
      "encoder weights ~ N(0, init_sd^2); 0 = Xavier sqrt(2 / (fan_in + fan_out))"},
     {"init_bias", DATM_PARAM_REAL, "0", -10, 10, NULL, "initial encoder biases"},
@@ -176,6 +181,7 @@ static int chain_copy(const whai_model *m, whai_chain *dst, const whai_chain *sr
     memcpy(dst->adam.v, src->adam.v, (size_t)n * sizeof(float));
     dst->adam.t = src->adam.t;
     dst->adam.clip = src->adam.clip;
+    dst->adam.rms_clip = src->adam.rms_clip;
     datm_gbn_copy(dst->gbn, src->gbn);
     return DATM_OK;
 }
@@ -791,6 +797,7 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
                             datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
                             datm_config_real(cfg, "adam_eps"), err);
         m->ch.adam.clip = datm_config_real(cfg, "grad_clip");
+        m->ch.adam.rms_clip = datm_config_real(cfg, "grad_clip_rms");
     }
     if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
     if (!rc && m->aug_burn > 0 && m->aug_collect == 0)

@@ -1,7 +1,8 @@
 /* ctest-labels: unit  ctest-timeout: 60  ctest-link: datm_nn */
 /* Parameter block layout (alignment, named views) and Adam: the bias-corrected first step
  * has size lr in every coordinate; Adam matches a double-precision reference of Kingma & Ba
- * Alg. 1 over many steps; it minimises a badly scaled quadratic; non-finite gradients are
+ * Alg. 1 over many steps; it minimises a badly scaled quadratic; the grad_clip_rms path matches a
+ * reference that clips each entry by its running RMS; non-finite gradients are
  * skipped and counted; the gradient checker flags a wrong gradient. */
 #include <math.h>
 #include <stdio.h>
@@ -82,6 +83,40 @@ int main(void)
     CHECK(x[0] == x0 && x[1] == x1, "non-finite entries moved");
     datm_adam_free(&ad);
     datm_params_free(&p);
+
+    /* grad_clip_rms: against a double reference that clips g_i to c sqrt(v_i / (1 - b2^(t-1)))
+     * before the step; small gradients for 200 steps, then a run 50x as large */
+    {
+        const double c = 3;
+        CHECK(datm_adam_init(&ad, N, 0.01, 0.9, 0.999, 1e-8, &err) == 0, "adam init");
+        ad.rms_clip = c;
+        double xr[N], mr[N] = {0}, vr[N] = {0};
+        int64_t cut_ref = 0;
+        for (int i = 0; i < N; i++) xr[i] = x[i] = (float)datm_rng_normal(&rng);
+        for (int t = 1; t <= 260; t++) {
+            for (int i = 0; i < N; i++)
+                g[i] = (float)((t > 200 ? 50.0 : 1.0) * (0.3 + 0.1 * datm_rng_normal(&rng)));
+            datm_adam_step(&ad, x, g);
+            const double cp = 1 - pow(0.999, t - 1);
+            for (int i = 0; i < N; i++) {
+                double gi = g[i];
+                if (cp > 0 && vr[i] > 0) {
+                    const double lim = c * sqrt(vr[i] / cp);
+                    if (fabs(gi) > lim) { gi = gi > 0 ? lim : -lim; cut_ref++; }
+                }
+                mr[i] = 0.9 * mr[i] + 0.1 * gi;
+                vr[i] = 0.999 * vr[i] + 0.001 * gi * gi;
+                xr[i] -= 0.01 * (mr[i] / (1 - pow(0.9, t))) / (sqrt(vr[i] / (1 - pow(0.999, t))) + 1e-8);
+            }
+        }
+        double dmax = 0;
+        for (int i = 0; i < N; i++) dmax = fmax(dmax, fabs(x[i] - xr[i]));
+        CHECK(dmax < 1e-4, "rms clip: max |x - reference| %g", dmax);
+        /* the jump at t = 201 is clipped on every entry; v catches up within the run */
+        CHECK(ad.n_clipped == cut_ref && cut_ref >= N && cut_ref < 60 * N,
+              "rms clip: %lld clipped, reference %lld", (long long)ad.n_clipped, (long long)cut_ref);
+        datm_adam_free(&ad);
+    }
 
     /* the checker sees a 1% error in one coordinate and not in the others */
     double xq[3] = {0.5, -1.2, 0.8};

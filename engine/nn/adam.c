@@ -37,6 +37,45 @@ void datm_adam_free(datm_adam *a)
     memset(a, 0, sizeof *a);
 }
 
+/* The rms_clip path (a separate loop so the default one keeps its speed and its values).
+ * Why a clip relative to each entry's own history: after many steps of small gradients, v
+ * lags a sudden run of large ones by ~1 / (1 - b2) steps, and for that long Adam's steps are
+ * several times lr wherever the new gradient is coherent, on every entry at once. Bounding
+ * g_i by a multiple of its running RMS caps how fast the update can outgrow its history
+ * while v still adapts to a lasting change (by a factor up to 1 + (1 - b2)(rms_clip^2 - 1)
+ * per step). Not in the paper or Kingma & Ba; the gradient clipping by a running norm of,
+ * e.g., Adafactor (Shazeer & Stern 2018, section 6) is the same idea applied to the update. */
+static int64_t adam_step_rms(datm_adam *a, float *x, const float *g, float step, float eps)
+{
+    const float b1 = (float)a->beta1, b2 = (float)a->beta2;
+    const float clip = (float)a->clip > 0 ? (float)a->clip : INFINITY;
+    /* bias correction of v before this step (t - 1 steps taken); 0 on the first step */
+    const double cprev = 1.0 - pow(a->beta2, (double)(a->t - 1));
+    const float rc = cprev > 0 ? (float)(a->rms_clip / sqrt(cprev)) : 0.0f;
+    float *m = a->m, *v = a->v;
+    int64_t bad = 0, cut = 0;
+#pragma omp parallel for schedule(static) reduction(+ : bad, cut) if (a->size > 262144)
+    for (int64_t i = 0; i < a->size; i++) {
+        float gi = g[i];
+        if (!((gi - gi) == 0.0f)) {   /* NaN or +-Inf: the entry is left alone */
+            bad++;
+            continue;
+        }
+        gi = gi < clip ? gi : clip;
+        gi = gi > -clip ? gi : -clip;
+        const float lim = rc * sqrtf(v[i]);
+        if (lim > 0 && fabsf(gi) > lim) {
+            gi = gi > 0 ? lim : -lim;
+            cut++;
+        }
+        m[i] = b1 * m[i] + (1.0f - b1) * gi;
+        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+        x[i] -= step * m[i] / (sqrtf(v[i]) + eps);
+    }
+    a->n_clipped += cut;
+    return bad;
+}
+
 DATM_VEC_CLONES
 int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
 {
@@ -47,6 +86,7 @@ int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
     const double c2 = 1.0 - pow(a->beta2, (double)a->t);
     const float step = (float)(a->lr * sqrt(c2) / c1);
     const float eps = (float)(a->eps * sqrt(c2));
+    if (a->rms_clip > 0) return adam_step_rms(a, x, g, step, eps);
     const float clip = (float)a->clip > 0 ? (float)a->clip : INFINITY;
     float *m = a->m, *v = a->v;
     int64_t bad = 0;

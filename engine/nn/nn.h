@@ -104,6 +104,8 @@ void datm_softplus_backward_f64(int64_t n, const double *z, const double *dy, do
 typedef struct datm_adam {
     double   lr, beta1, beta2, eps;
     double   clip;           /* element-wise gradient clip |g| <= clip (0 = none) */
+    double   rms_clip;       /* element-wise clip |g_i| <= rms_clip sqrt(vhat_i) (0 = none) */
+    int64_t  n_clipped;      /* entries rms_clip has clipped so far (a diagnostic, not state) */
     int64_t  t;              /* steps taken */
     int64_t  size;
     float   *m, *v;          /* (size) first and second moment estimates */
@@ -114,7 +116,10 @@ int  datm_adam_init(datm_adam *a, int64_t size, double lr, double beta1, double 
 void datm_adam_free(datm_adam *a);
 /* One step on x (size) with gradient g (of a loss to MINIMISE):
  * m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2; x -= lr (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps).
- * Entries with a non-finite gradient are left untouched; returns how many there were. */
+ * Entries with a non-finite gradient are left untouched; returns how many there were.
+ * With rms_clip > 0 each g_i is first clipped to +-rms_clip sqrt(v_i / (1 - b2^(t-1))), its
+ * own bias-corrected second moment before the step (entries with v_i = 0 are not clipped),
+ * and the clipped entries are counted in n_clipped. */
 int64_t datm_adam_step(datm_adam *a, float *x, const float *g);
 
 /* ---- gradient checker (double precision) ---- */
