@@ -11,6 +11,7 @@
 /* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
 int datm_cmd_run(int argc, char **argv);
 int datm_cmd_resume(int argc, char **argv);
+int datm_cmd_fork(int argc, char **argv);
 int datm_cmd_sweep(int argc, char **argv);
 int datm_cmd_check(int argc, char **argv);
 int datm_cmd_models(int argc, char **argv);
@@ -26,6 +27,7 @@ int datm_cmd_corpus(int argc, char **argv);
 static const datm_cli_command commands[] = {
     {"run", "run a spec: train, evaluate, write result.h5, figures, report", datm_cmd_run},
     {"resume", "continue an interrupted run from its last checkpoint", datm_cmd_resume},
+    {"fork", "a new run from a run's checkpoint with some settings changed", datm_cmd_fork},
     {"sweep", "cartesian product of runs over override values, with a manifest", datm_cmd_sweep},
     {"check", "validate a spec and print it resolved with its hash", datm_cmd_check},
     {"models", "list the registered model variants", datm_cmd_models},

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/results_layout.h"
 #include "pipeline/run_internal.h"
@@ -156,6 +157,75 @@ int datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t
         datm_warn("%s: incomplete checkpoint, skipped", path);
     }
     return datm_error_set(err, DATM_E_IO, "%s: no complete checkpoint", run_dir);
+}
+
+int datm_checkpoint_at(const char *run_dir, int64_t iteration, char *path, size_t size,
+                       datm_error *err)
+{
+    ckpt_path(run_dir, iteration, path, size);
+    if (access(path, R_OK) != 0)
+        return datm_error_set(err, DATM_E_IO, "%s: no checkpoint after iteration %lld (%s)",
+                              run_dir, (long long)iteration, path);
+    if (!ckpt_is_complete(path))
+        return datm_error_set(err, DATM_E_IO, "%s: incomplete checkpoint", path);
+    return DATM_OK;
+}
+
+/* Copies src to dst byte for byte. */
+static int copy_file(const char *src, const char *dst, datm_error *err)
+{
+    FILE *in = fopen(src, "rb");
+    if (!in) return datm_error_set(err, DATM_E_IO, "%s: cannot open", src);
+    FILE *out = fopen(dst, "wb");
+    if (!out) {
+        fclose(in);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create", dst);
+    }
+    char buf[1 << 16];
+    size_t n;
+    int rc = DATM_OK;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n) {
+            rc = datm_error_set(err, DATM_E_IO, "%s: write failed", dst);
+            break;
+        }
+    if (!rc && ferror(in)) rc = datm_error_set(err, DATM_E_IO, "%s: read failed", src);
+    fclose(in);
+    if (fclose(out) != 0 && !rc) rc = datm_error_set(err, DATM_E_IO, "%s: write failed", dst);
+    return rc;
+}
+
+int datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_spec *new_spec,
+                         int64_t *iteration, datm_error *err)
+{
+    if (!ckpt_is_complete(src))
+        return datm_error_set(err, DATM_E_IO, "%s: not a complete checkpoint", src);
+    char dir[1200], path[1300], tmp[1320];
+    snprintf(dir, sizeof dir, "%s/%s", new_run_dir, CKPT_DIR);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory", dir);
+    datm_h5 *f = NULL, *g = NULL;
+    int64_t it = -1;
+    int rc = datm_h5_open(src, 0, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, err);
+    if (!rc) rc = datm_h5_attr_get_i64(g, "iteration", &it, err);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    if (rc) return rc;
+    ckpt_path(new_run_dir, it, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    rc = copy_file(src, tmp, err);
+    if (!rc) rc = datm_h5_open(tmp, 1, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, err);
+    if (!rc) rc = datm_h5_attr_str(g, "spec_hash", new_spec->hash, err);
+    if (!rc) rc = datm_h5_attr_str(g, "forked_from", src, err);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    if (!rc && rename(tmp, path) != 0)
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s", tmp, path);
+    if (rc) remove(tmp);
+    if (!rc && iteration) *iteration = it;
+    return rc;
 }
 
 int datm_checkpoint_read(const char *path, const datm_spec *spec, datm_model *m,

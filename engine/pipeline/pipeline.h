@@ -184,6 +184,16 @@ int  datm_ensemble_write(const char *out_dir, const char *const *dirs,
 /* Path of the newest complete checkpoint of run_dir, or DATM_E_IO when there is none. */
 int  datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t *iteration,
                             datm_error *err);
+/* Path of run_dir's checkpoint after `iteration` mini-batches, or DATM_E_IO naming it when it
+ * is missing or incomplete. */
+int  datm_checkpoint_at(const char *run_dir, int64_t iteration, char *path, size_t size,
+                        datm_error *err);
+/* `datm fork`: copies the complete checkpoint src into new_run_dir/checkpoints/ (created) and
+ * stamps it with the hash of new_spec, the spec it will be resumed under, and the path it was
+ * forked from (attribute forked_from). The copy appears under its final name only when whole;
+ * src is not modified. *iteration gets its mini-batch count. */
+int  datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_spec *new_spec,
+                          int64_t *iteration, datm_error *err);
 
 /* ---- sweeps ---- */
 typedef enum { DATM_SWEEP_ON_ERROR_CONTINUE = 0, DATM_SWEEP_ON_ERROR_STOP } datm_sweep_on_error;
