@@ -82,6 +82,8 @@ typedef struct sdatm {
     int64_t      snap_every;                      /* snapshot_every: epochs between them */
     double       lr_to;                           /* lr_decay_to (1: constant steps) */
     double       lr_enc0, lr_head0;               /* the encoder's and head's Adam steps */
+    int          step_log;                        /* log every supervised mini-batch */
+    float       *sl_enc, *sl_head;                /* step_log: parameters before the step */
 } sdatm;
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
@@ -108,6 +110,7 @@ void sdatm_destroy(datm_model *m)
     datm_free(s->yval); datm_free(s->val_pred); datm_free(s->val_probs);
     datm_free(s->keep); datm_free(s->keep_ids); datm_free(s->keep_lab);
     datm_free(s->best_enc); datm_free(s->best_head);
+    datm_free(s->sl_enc); datm_free(s->sl_head);
     datm_gbn_destroy(&s->best_gbn);
     sdatm_ens_free(&s->ens);
     datm_free(s);
@@ -267,6 +270,33 @@ static void l2_view(datm_params *p, int v, float lam)
 {
     const int64_t o = p->views[v].offset, n = datm_params_len(p, v);
     for (int64_t i = 0; i < n; i++) p->grad[o + i] += lam * p->value[o + i];
+}
+
+/* sqrt(sum (a - b)^2) over n entries (b NULL: the norm of a). */
+static double dist2(const float *a, const float *b, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double d = (double)a[i] - (b ? (double)b[i] : 0.0);
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
+/* step_log: one line for the supervised mini-batch just trained; enc0/head0 hold the
+ * parameters before it, nll0/bad0/docs0/cut0 the running counters before it. */
+static void sdatm_step_log(const sdatm *s, const datm_train_ctx *ctx, const datm_train_stats *st,
+                           double nll0, int64_t bad0, int64_t docs0, int64_t cut0)
+{
+    const datm_adam *ae = &s->w->ch.adam, *ah = &s->adam;
+    const double n = (double)DATM_MAX(s->tr_docs - docs0, 1);
+    datm_info("%s step %lld (epoch %lld): loss %.6g loglik %.6g | head NLL %.4g error %.4g | "
+              "encoder |g| %.4g |x| %.4g |dx| %.4g | head |g| %.4g |dx| %.4g | clipped %lld",
+              s->base.ops->name, (long long)ctx->iteration, (long long)ctx->epoch + 1, st->loss,
+              st->loglik, (s->tr_nll - nll0) / n, (double)(s->tr_bad - bad0) / n,
+              dist2(s->w->ch.grad, NULL, ae->size), dist2(s->w->ch.params, NULL, ae->size),
+              dist2(s->w->ch.params, s->sl_enc, ae->size), dist2(s->hp.grad, NULL, ah->size),
+              dist2(s->hp.value, s->sl_head, ah->size), (long long)(ae->n_clipped - cut0));
 }
 
 /* Running label NLL and error of the head on the training mini-batches (theta and W sampled,
@@ -541,6 +571,11 @@ static const datm_param_schema sdatm_extra[] = {
      "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the "
      "first step's. More steps make up for a reduced epoch budget: the paper's 300 "
      "supervised epochs are ~90,000 head steps on MNIST"},
+    {"step_log", DATM_PARAM_BOOL, "false", SDATM_NOB, NULL,
+     "log one line per supervised mini-batch (for studying a divergence; the log grows by a "
+     "line per batch): the loss and Poisson log-likelihood per document, the head's label NLL "
+     "and error on the batch, the norms of the encoder's gradient, parameters and step, of the "
+     "head's gradient and step, and the gradient entries grad_clip_rms clipped"},
     {"head_norm_every", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "recompute the head's input standardisation every this many supervised epochs (not in "
      "the paper; 0 = fixed at the first supervised iteration), folding the change into the "
@@ -635,6 +670,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->dg_epoch = -1;
     s->val_every = datm_config_int(cfg, "val_every");
     s->norm_every = datm_config_int(cfg, "head_norm_every");
+    s->step_log = datm_config_bool(cfg, "step_log");
     s->total_iters = info->total_iters;
     rc = sdatm_val_split(&s->val, info->train_labels, info->n_train, s->C,
                          datm_config_real(cfg, "val_fraction"), datm_config_int(cfg, "val_patience"),
@@ -732,6 +768,11 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         s->adam.rms_clip = datm_config_real(cfg, "grad_clip_rms");
         s->lr_enc0 = s->w->ch.adam.lr;
         s->lr_head0 = s->adam.lr;
+    }
+    if (!rc && s->step_log) {
+        s->sl_enc = datm_alloc_array((size_t)s->w->ch.adam.size, sizeof(float), err);
+        s->sl_head = datm_alloc_array((size_t)s->adam.size, sizeof(float), err);
+        if (!s->sl_enc || !s->sl_head) rc = err ? err->code : DATM_E_NOMEM;
     }
     /* work space for batches of up to cap documents */
     const int64_t B = s->cap, RC = s->bs.R * s->C;
@@ -913,8 +954,17 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
         if (!s->val.is_val[b->doc_ids[i]]) s->keep[nk++] = i;
     if (!s->val.n) nk = B;
     int rc = DATM_OK;
+    /* step_log in the supervised epochs: the state before the step */
+    const int logging = s->step_log && ctx->epoch >= s->unsup_epochs && nk == B;
+    const double nll0 = s->tr_nll;
+    const int64_t bad0 = s->tr_bad, docs0 = s->tr_docs, cut0 = s->w->ch.adam.n_clipped;
+    if (logging) {
+        memcpy(s->sl_enc, s->w->ch.params, (size_t)s->w->ch.adam.size * sizeof(float));
+        memcpy(s->sl_head, s->hp.value, (size_t)s->adam.size * sizeof(float));
+    }
     if (nk == B) {
         rc = whai_train_batch(&s->w->base, b, ctx, st, err);
+        if (!rc && logging) sdatm_step_log(s, ctx, st, nll0, bad0, docs0, cut0);
     } else if (nk > 0) {
         datm_csr Xk = {0};
         rc = datm_csr_select_rows(b->X, s->keep, nk, &Xk, err);

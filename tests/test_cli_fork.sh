@@ -4,7 +4,8 @@
 # (sdatm-n, the model whose MNIST divergence it was made to study): with no override the fork
 # repeats the original run from its checkpoint exactly (error rate, loss curve, encoder); with
 # an override it runs under the changed spec; RUN_DIR is not modified; a used NEW_DIR, a
-# missing checkpoint and a change of shapes are refused with messages naming them.
+# missing checkpoint and a change of shapes are refused with messages naming them; the
+# per-batch log model.step_log changes no value.
 . "$(dirname "$0")/testlib.sh"
 datm_test_init fork digits
 cat > "$tmp/s.yaml" <<'YAML'
@@ -48,6 +49,10 @@ check 'h5dump -a /checkpoint/forked_from "$tmp"/F1/checkpoints/ckpt-000000000024
       "the copied checkpoint names its source"
 check '[ "$(cat "$tmp"/A/checkpoints/* "$tmp/A/spec.resolved.yaml" | md5sum)" = "$sum_before" ]' \
       "RUN_DIR's checkpoints and spec are unchanged"
+# model.step_log (the per-batch log the fork is used with) changes no value
+"$datm" fork "$tmp/A" -o "$tmp/F4" --iteration 24 model.step_log=true --threads 1 --quiet
+check '[ "$(grep -c "sdatm-n step " "$tmp/F4/run.log")" -eq 24 ]' "step_log: one line per supervised batch"
+check 'diff <(vals "$tmp/A/result.h5") <(vals "$tmp/F4/result.h5") > /dev/null' "step_log changes no value"
 out=$("$datm" fork "$tmp/A" -o "$tmp/F1" --quiet 2>&1); rc=$?
 check '[ $rc -eq 2 ] && echo "$out" | grep -q "F1 exists and is not empty"' "a used NEW_DIR is refused"
 out=$("$datm" fork "$tmp/A" -o "$tmp/F2" --iteration 25 --quiet 2>&1); rc=$?
