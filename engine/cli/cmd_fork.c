@@ -43,14 +43,11 @@ static int fresh_dir(const char *dir)
 
 int datm_cmd_fork(int argc, char **argv)
 {
-    /* RUN_DIR: the first word that is neither an option, an option's value nor an override */
+    /* --iteration N is this command's own; the rest as resume's, with overrides */
     const char *dir = NULL, *iter_s = NULL;
-    char *rest[64];
-    int nrest = 0;
-    for (int i = 0; i < argc && nrest < 63; i++) {
-        const int after_value_opt = i > 0 && (!strcmp(argv[i - 1], "--threads") ||
-                                              !strcmp(argv[i - 1], "-o") ||
-                                              !strcmp(argv[i - 1], "--out"));
+    char *args[DATM_MAX_OVERRIDES + 16];
+    int nargs = 0;
+    for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--iteration")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "datm fork: --iteration needs a number\n");
@@ -59,16 +56,16 @@ int datm_cmd_fork(int argc, char **argv)
             iter_s = argv[++i];
         } else if (!strncmp(argv[i], "--iteration=", 12)) {
             iter_s = argv[i] + 12;
-        } else if (i > 0 && !dir && argv[i][0] != '-' && !after_value_opt && !strchr(argv[i], '=') &&
-                   argv[i][0] != '~') {
-            dir = argv[i];
+        } else if (nargs < (int)(sizeof args / sizeof args[0]) - 1) {
+            args[nargs++] = argv[i];
         } else {
-            rest[nrest++] = argv[i];
+            fprintf(stderr, "datm fork: too many arguments\n");
+            return DATM_EXIT_USAGE;
         }
     }
-    rest[nrest] = NULL;
+    args[nargs] = NULL;
     datm_cli_spec_args a;
-    int rc = datm_cli_parse_spec_args(nrest, rest, NULL, &a);
+    int rc = datm_cli_parse_run_dir_args(nargs, args, 1, &dir, &a);
     if (rc) return rc;
     if (a.help) { help(stdout); return DATM_EXIT_OK; }
     if (!dir || a.spec || !a.out_dir) { help(stderr); return DATM_EXIT_USAGE; }

@@ -18,20 +18,10 @@ static void help(FILE *f)
 
 int datm_cmd_resume(int argc, char **argv)
 {
-    /* RUN_DIR is the first word that is not an option (sweep job directories contain '=',
-     * which the shared parser would take for an override) */
+    /* no overrides: sweep job directories contain '=' */
     const char *dir = NULL;
-    char *rest[64];
-    int nrest = 0;
-    for (int i = 0; i < argc && nrest < 63; i++) {
-        if (i > 0 && !dir && argv[i][0] != '-' && strcmp(argv[i - 1], "--threads") != 0)
-            dir = argv[i];
-        else
-            rest[nrest++] = argv[i];
-    }
-    rest[nrest] = NULL;
     datm_cli_spec_args a;
-    int rc = datm_cli_parse_spec_args(nrest, rest, NULL, &a);
+    int rc = datm_cli_parse_run_dir_args(argc, argv, 0, &dir, &a);
     if (rc) return rc;
     if (a.help) { help(stdout); return DATM_EXIT_OK; }
     if (!dir || a.spec || a.n_overrides || a.out_dir) { help(stderr); return DATM_EXIT_USAGE; }

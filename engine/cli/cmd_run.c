@@ -57,6 +57,32 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
     return DATM_EXIT_OK;
 }
 
+int datm_cli_parse_run_dir_args(int argc, char **argv, int with_overrides, const char **dir,
+                                datm_cli_spec_args *a)
+{
+    char *rest[DATM_MAX_OVERRIDES + 16];
+    int nrest = 0;
+    const int cap = (int)(sizeof rest / sizeof rest[0]) - 1;
+    *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        const int value = i > 0 && (!strcmp(argv[i - 1], "--threads") || !strcmp(argv[i - 1], "-o") ||
+                                    !strcmp(argv[i - 1], "--out"));
+        const int override = with_overrides && (strchr(s, '=') || s[0] == '~');
+        if (i > 0 && !*dir && s[0] != '-' && !value && !override) {
+            *dir = s;
+        } else {
+            if (nrest >= cap) {
+                fprintf(stderr, "datm: too many arguments\n");
+                return DATM_EXIT_USAGE;
+            }
+            rest[nrest++] = argv[i];
+        }
+    }
+    rest[nrest] = NULL;
+    return datm_cli_parse_spec_args(nrest, rest, NULL, a);
+}
+
 int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec)
 {
     const char *ov[DATM_MAX_OVERRIDES];

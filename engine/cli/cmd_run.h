@@ -24,6 +24,13 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
                              datm_cli_spec_args *a);
 /* Loads the spec with the overrides (+ threads=N from --threads); prints errors. */
 int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec);
+/* The arguments of the commands that take RUN_DIR (resume, fork): RUN_DIR is the first word
+ * after argv[0] that is not an option or an option's value (--threads, -o) and, when
+ * with_overrides, not a key=value or ~key override (without them a directory name may hold
+ * '=': sweep job directories do); the rest is parsed as datm_cli_parse_spec_args does.
+ * *dir is NULL when there is none. Returns 0 or the exit code of a usage error. */
+int datm_cli_parse_run_dir_args(int argc, char **argv, int with_overrides, const char **dir,
+                                datm_cli_spec_args *a);
 /* The prologue of the commands that take SPEC [k=v ...]: parse, --help (help(stdout)), a
  * missing SPEC (help(stderr)), load. Returns -1 with *spec loaded (caller frees it) when the
  * command should go on, else the exit code to return. */
