@@ -83,6 +83,7 @@ typedef struct sdatm {
     double       lr_to;                           /* lr_decay_to (1: constant steps) */
     double       lr_enc0, lr_head0;               /* the encoder's and head's Adam steps */
     int          step_log;                        /* log every supervised mini-batch */
+    double       sd_floor;                        /* head_sd_floor */
     float       *sl_enc, *sl_head;                /* step_log: parameters before the step */
 } sdatm;
 
@@ -192,7 +193,8 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
     }
     if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), Xe, phi_f(s), NULL, 0, 0, 0, 0, 0,
                                      th, err);
-    if (!rc) datm_mlp_head_set_norm(&s->mh, s->hp.value, (const float *const *)(th + 1), n);
+    if (!rc) datm_mlp_head_set_norm(&s->mh, s->hp.value, (const float *const *)(th + 1), n,
+                                    s->sd_floor);
     for (int l = 1; l <= s->L; l++) datm_free(th[l]);
     datm_csr_free(&Xs);
     datm_csr_free(&Xt);
@@ -540,6 +542,12 @@ static const datm_param_schema sdatm_extra[] = {
     {"head_standardize", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
      "standardise the transformed features (mean 0, sd 1 over the training documents' "
      "posterior-mean theta, taken at the first supervised iteration and then fixed)"},
+    {"head_sd_floor", DATM_PARAM_REAL, "0.1", 0, 1000, NULL,
+     "with head_standardize: each feature's sd is floored at this times the median sd of its "
+     "layer's features before scale = 1 / sd (not in the paper). A topic not yet used when the "
+     "standardisation is taken hardly varies, and an unfloored scale (up to 1e12) makes the "
+     "head's input explode once it moves: 512-256-128-64 MNIST runs collapsed that way. 0 = "
+     "the floor of runs before session 17 (1e-6 of the feature's mean)"},
     {"head_lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the classifier"},
     {"head_input", DATM_PARAM_CHOICE, "sample", SDATM_NOB, "sample|mean",
      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "
@@ -671,6 +679,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->val_every = datm_config_int(cfg, "val_every");
     s->norm_every = datm_config_int(cfg, "head_norm_every");
     s->step_log = datm_config_bool(cfg, "step_log");
+    s->sd_floor = datm_config_real(cfg, "head_sd_floor");
     s->total_iters = info->total_iters;
     rc = sdatm_val_split(&s->val, info->train_labels, info->n_train, s->C,
                          datm_config_real(cfg, "val_fraction"), datm_config_int(cfg, "val_patience"),

@@ -186,7 +186,7 @@ int main(void)
             th[l] = malloc(sizeof(float) * N * (size_t)K[l]);
             for (int64_t i = 0; i < N * K[l]; i++) th[l][i] = (float)(exp(1.5 * gauss()) * 20);
         }
-        datm_mlp_head_set_norm(&mh, p.value, (const float *const *)th, N);
+        datm_mlp_head_set_norm(&mh, p.value, (const float *const *)th, N, 0.1);
         CHECK(datm_mlp_head_norm_is_set(&mh, p.value));
         float *cache = malloc(sizeof(float) * (size_t)datm_mlp_head_cache_len(&mh, N));
         const float *s = datm_mlp_head_forward_f32(&mh, p.value, N, (const float *const *)th, cache);
@@ -200,6 +200,29 @@ int main(void)
         printf("set_norm (%s): max |mean|, |sd - 1| of the standardised features %.3g\n",
                datm_feat_transform_name(t), worst);
         CHECK(worst < 1e-3);
+        /* a feature that does not vary (a topic not yet used): with sd_floor 0.1 its scale is
+         * 1 / (0.1 x the median sd of its layer), not the 1e12 of the old floor (sd_floor 0) */
+        {
+            const int64_t K0 = K[0], j = 2;
+            for (int i = 0; i < N; i++) th[0][i * K0 + j] = 0.0f;
+            datm_mlp_head_set_norm(&mh, p.value, (const float *const *)th, N, 0.1);
+            const float *sc = p.value + mh.o_scale;
+            double sds[16], med;
+            int nk = 0;
+            for (int64_t k = 0; k < K0; k++)
+                if (k != j) sds[nk++] = 1.0 / sc[k];
+            sds[nk++] = 0.0;
+            for (int a = 0; a < nk; a++)   /* insertion sort, nk <= 16 */
+                for (int b = a; b > 0 && sds[b] < sds[b - 1]; b--) {
+                    double tmp = sds[b]; sds[b] = sds[b - 1]; sds[b - 1] = tmp;
+                }
+            med = nk % 2 ? sds[nk / 2] : 0.5 * (sds[nk / 2 - 1] + sds[nk / 2]);
+            printf("set_norm (%s): constant feature's scale %.4g, 1 / (0.1 median sd) %.4g\n",
+                   datm_feat_transform_name(t), sc[j], 1.0 / (0.1 * med));
+            CHECK(fabs(sc[j] * 0.1 * med - 1) < 1e-4);
+            datm_mlp_head_set_norm(&mh, p.value, (const float *const *)th, N, 0.0);
+            CHECK(sc[j] > 1e11);   /* the old floor */
+        }
         for (int l = 0; l < L; l++) free(th[l]);
         free(cache);
         datm_params_free(&p);

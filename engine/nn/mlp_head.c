@@ -7,6 +7,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "math/math.h"
@@ -116,15 +117,21 @@ void datm_mlp_head_init_values(const datm_mlp_head *h, datm_params *p, datm_rng 
     datm_params_fill_const(p, h->v_norm_set, 0.0);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *const *theta,
-                            int64_t n)
+                            int64_t n, double sd_floor)
 {
     float *shift = block + h->o_shift, *scale = block + h->o_scale;
     for (int l = 0; l < h->L; l++) {
         const int64_t K = h->k[l];
-        double *sum = datm_alloc_array((size_t)(2 * K), sizeof(double), NULL);
+        double *sum = datm_alloc_array((size_t)(3 * K), sizeof(double), NULL);
         DATM_ASSERT(sum != NULL);
-        double *sq = sum + K;
+        double *sq = sum + K, *sds = sum + 2 * K;
         for (int64_t i = 0; i < n; i++) {
             const float *x = theta[l] + i * K;
             double tot = 0;
@@ -139,10 +146,21 @@ void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *c
             }
         }
         for (int64_t k = 0; k < K; k++) {
-            double m = n > 0 ? sum[k] / (double)n : 0.0;
-            double var = n > 0 ? sq[k] / (double)n - m * m : 1.0;
-            double sd = sqrt(var > 0 ? var : 0);
-            double fl = 1e-6 * (fabs(m) > 1e-6 ? fabs(m) : 1e-6);
+            const double m = n > 0 ? sum[k] / (double)n : 0.0;
+            const double var = n > 0 ? sq[k] / (double)n - m * m : 1.0;
+            sum[k] = m;
+            sds[k] = sqrt(var > 0 ? var : 0);
+        }
+        double lfl = 0;   /* the layer's floor */
+        if (sd_floor > 0) {
+            memcpy(sq, sds, (size_t)K * sizeof(double));
+            qsort(sq, (size_t)K, sizeof(double), cmp_double);
+            const double med = K % 2 ? sq[K / 2] : 0.5 * (sq[K / 2 - 1] + sq[K / 2]);
+            lfl = med > 0 ? sd_floor * med : 1.0;
+        }
+        for (int64_t k = 0; k < K; k++) {
+            const double m = sum[k], sd = sds[k];
+            const double fl = sd_floor > 0 ? lfl : 1e-6 * (fabs(m) > 1e-6 ? fabs(m) : 1e-6);
             shift[h->k_off[l] + k] = (float)m;
             scale[h->k_off[l] + k] = (float)(1.0 / (sd > fl ? sd : fl));
         }

@@ -65,10 +65,13 @@ int  datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *pref
                               const int64_t *a, datm_error *err);
 /* W ~ N(0, 1/n_in) (LeCun normal), b = 0; shift 0, scale 1 (not yet set). */
 void datm_mlp_head_init_values(const datm_mlp_head *h, datm_params *p, datm_rng *rng);
-/* shift = mean, scale = 1 / sd (sd floored at 1e-6 of the mean's scale) of transform(theta)
- * over n documents (theta[l] (n, K_l)); marks the head's norm as set. */
+/* shift = mean, scale = 1 / sd of transform(theta) over n documents (theta[l] (n, K_l)), the
+ * sd floored at sd_floor times the median sd of its layer's features (1 when that median is
+ * 0); marks the head's norm as set. sd_floor 0: the floor before session 17, 1e-6 of the
+ * mean's scale, under which a feature that does not vary in those documents (a topic not yet
+ * used) gets a scale up to 1e12 and, once it moves, saturates the head (see sdatm.c). */
 void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *const *theta,
-                            int64_t n);
+                            int64_t n, double sd_floor);
 static inline int datm_mlp_head_norm_is_set(const datm_mlp_head *h, const float *block)
 {
     return block[h->o_norm_set] != 0.0f;
