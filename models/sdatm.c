@@ -316,9 +316,11 @@ static void sdatm_track(sdatm *s, const datm_train_ctx *ctx, int64_t B, const in
                 s->tr_warned = 1;   /* once per run: the epochs after it repeat the story */
                 datm_warn("%s epoch %lld: the head's error on its training batches jumped to "
                           "%.4g from %.4g (its lowest so far): the supervised training has "
-                          "probably diverged, and later epochs will not recover it. Shorter "
-                          "runs, smaller steps (model.lr, model.head_lr) or model.lr_decay_to "
-                          "< 1 may avoid it", s->base.ops->name, (long long)s->tr_epoch + 1, e,
+                          "probably diverged, and later epochs will not recover it. A known "
+                          "cause is model.head_sd_floor 0 (huge input scales for topics unused "
+                          "when the head's standardisation was taken); else shorter runs, "
+                          "smaller steps (model.lr, model.head_lr) or model.lr_decay_to < 1 "
+                          "may avoid it", s->base.ops->name, (long long)s->tr_epoch + 1, e,
                           s->tr_best);
             }
             if (!(e >= s->tr_best)) s->tr_best = e;   /* NAN at first: any e is lower */
