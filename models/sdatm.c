@@ -291,6 +291,10 @@ static void sdatm_step_log(const sdatm *s, const datm_train_ctx *ctx, const datm
                            double nll0, int64_t bad0, int64_t docs0, int64_t cut0)
 {
     const datm_adam *ae = &s->w->ch.adam, *ah = &s->adam;
+    if (s->tr_docs <= docs0) {   /* sdatm_track started a new epoch's counters in this batch */
+        nll0 = 0;
+        bad0 = docs0 = 0;
+    }
     const double n = (double)DATM_MAX(s->tr_docs - docs0, 1);
     datm_info("%s step %lld (epoch %lld): loss %.6g loglik %.6g | head NLL %.4g error %.4g | "
               "encoder |g| %.4g |x| %.4g |dx| %.4g | head |g| %.4g |dx| %.4g | clipped %lld",

@@ -53,6 +53,8 @@ check '[ "$(cat "$tmp"/A/checkpoints/* "$tmp/A/spec.resolved.yaml" | md5sum)" = 
 "$datm" fork "$tmp/A" -o "$tmp/F4" --iteration 24 model.step_log=true --threads 1 --quiet
 check '[ "$(grep -c "sdatm-n step " "$tmp/F4/run.log")" -eq 24 ]' "step_log: one line per supervised batch"
 check 'diff <(vals "$tmp/A/result.h5") <(vals "$tmp/F4/result.h5") > /dev/null' "step_log changes no value"
+check '[ -z "$(grep "sdatm-n step " "$tmp/F4/run.log" | sed "s/.*head NLL \([^ ]*\) error \([^ ]*\) .*/\1 \2/" | awk "\$1 < 0 || \$2 < 0 || \$2 > 1")" ]' \
+      "step_log: every batch's head NLL >= 0 and error in [0, 1] (epoch starts included)"
 out=$("$datm" fork "$tmp/A" -o "$tmp/F1" --quiet 2>&1); rc=$?
 check '[ $rc -eq 2 ] && echo "$out" | grep -q "F1 exists and is not empty"' "a used NEW_DIR is refused"
 out=$("$datm" fork "$tmp/A" -o "$tmp/F2" --iteration 25 --quiet 2>&1); rc=$?
