@@ -195,6 +195,22 @@ int  datm_checkpoint_at(const char *run_dir, int64_t iteration, char *path, size
 int  datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_spec *new_spec,
                           int64_t *iteration, datm_error *err);
 
+/* ---- run-directory lock (runlock.c) ----
+ * A process writing a run directory holds an advisory lock (flock) on RUN_DIR/run.lock, which
+ * holds its pid; the kernel releases it when the process ends in any way. A second writer
+ * fails at once with a message naming the holder's pid. */
+#define DATM_RUN_LOCK_FILE "run.lock"
+typedef struct datm_run_lock {
+    int  fd;           /* -1 when not held */
+    char path[1300];
+} datm_run_lock;
+/* Takes the lock of an existing run_dir, or fails (DATM_E_IO) naming the holder's pid. */
+int  datm_run_lock_acquire(const char *run_dir, datm_run_lock *lk, datm_error *err);
+/* Releases and removes the lock file; a no-op when not held. */
+void datm_run_lock_release(datm_run_lock *lk);
+/* 1 when a live process holds run_dir's lock (*pid gets its pid, 0 when unreadable), else 0. */
+int  datm_run_lock_holder(const char *run_dir, long *pid);
+
 /* ---- sweeps ---- */
 typedef enum { DATM_SWEEP_ON_ERROR_CONTINUE = 0, DATM_SWEEP_ON_ERROR_STOP } datm_sweep_on_error;
 

@@ -36,6 +36,7 @@ typedef struct run_ctx {
     int64_t              bpe, total;    /* batches per epoch, mini-batches in the run */
     char                 part[1300], final[1300];
     FILE                *log;
+    datm_run_lock        lock;           /* held on the run directory while writing it */
     /* final metrics; NaN when not measured */
     double ppl, ppl_obs, test_s_per_doc, error_rate;
     const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
@@ -599,6 +600,10 @@ static int prepare(run_ctx *c, datm_error *err)
     const char *dir = c->opts->run_dir;
     int rc = datm_run_mkdir_p(dir, err);
     if (rc) return rc;
+    /* one writer per run directory: a second run, resume or fork fails here, naming the
+     * holder, before it has touched a file */
+    rc = datm_run_lock_acquire(dir, &c->lock, err);
+    if (rc) return rc;
     snprintf(c->part, sizeof c->part, "%s/%s.part", dir, DATM_RESULT_FILE);
     snprintf(c->final, sizeof c->final, "%s/%s", dir, DATM_RESULT_FILE);
     /* a stale COMPLETED result must not survive a new attempt that then crashes */
@@ -688,6 +693,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     memset(&c, 0, sizeof c);
     c.spec = spec;
     c.opts = opts;
+    c.lock.fd = -1;
     c.ppl = c.ppl_obs = c.test_s_per_doc = c.error_rate = NAN;
     c.macro_f1 = c.predict_s_per_doc = NAN;
     const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
@@ -706,7 +712,12 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     threads = omp_get_max_threads();
 
     int rc = prepare(&c, err);
-    if (rc) return rc;
+    if (rc) {
+        datm_log(DATM_LOG_ERROR, "%s", err->msg);
+        if (c.log) fclose(c.log);
+        datm_run_lock_release(&c.lock);
+        return rc;
+    }
     /* subnormals flushed for the whole run, in every thread (core/fpmode.c says why) */
     datm_fp_mode fp_saved;
     datm_fp_flush_begin(&fp_saved);
@@ -795,6 +806,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_run_data_free(&c.data);
     datm_class_report_free(&c.report);
     datm_fp_flush_end(&fp_saved);
+    datm_run_lock_release(&c.lock);
     return rc;
 }
 
