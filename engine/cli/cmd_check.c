@@ -8,21 +8,32 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: datm check SPEC.yaml [key.path=value ...] [--threads N] [--quiet]\n\n"
-               "Validates SPEC against the engine's and the model variant's schemas after the\n"
-               "overrides, then prints the resolved spec (\"# default\" marks values taken from\n"
-               "the schema) and its SHA-256. Exit 0 valid, 2 invalid.\n");
+    fprintf(f, "usage: datm check SPEC.yaml [key.path=value ...] [--origins] [--threads N] [--quiet]\n\n"
+               "Validates SPEC against the engine's and the model variant's schemas after\n"
+               "composing its defaults: files and applying the overrides, then prints the\n"
+               "resolved spec (\"# default\" marks values taken from the schema) and its SHA-256.\n"
+               "--origins: mark every value with where it came from instead: the file:line:col\n"
+               "of the spec or base file that set it last, the override, or default/derived.\n"
+               "Exit 0 valid, 2 invalid.\n");
 }
 
 int datm_cmd_check(int argc, char **argv)
 {
+    /* --origins is ours: take it out before the shared spec-argument parser sees it */
+    int origins = 0, n = 0;
+    char *args[512];
+    for (int i = 0; i < argc && n < 511; i++) {
+        if (i > 0 && !strcmp(argv[i], "--origins")) { origins = 1; continue; }
+        args[n++] = argv[i];
+    }
+    args[n] = NULL;
     datm_cli_spec_args a;
     datm_spec spec;
-    int rc = datm_cli_open_spec(argc, argv, help, &a, &spec);
+    int rc = datm_cli_open_spec(n, args, help, &a, &spec);
     if (rc >= 0) return rc;
     if (!a.quiet) {
         datm_error err = {0};
-        char *text = datm_spec_to_yaml(&spec, 1, &err);
+        char *text = origins ? datm_spec_origins_yaml(&spec, &err) : datm_spec_to_yaml(&spec, 1, &err);
         if (!text) {
             fprintf(stderr, "datm check: %s\n", err.msg);
             datm_spec_free(&spec);

@@ -66,7 +66,10 @@ typedef struct datm_spec {
     int   n_where;
 } datm_spec;
 
-/* Loads YAML from `path`, applies overrides "a.b=value" (or "~a.b" to remove a key) in
+/* Loads YAML from `path`, composing it first when it starts with `defaults: [a.yaml, ...]`
+ * (paths relative to the file naming them; merge order: the defaults in order, each composed
+ * the same way, then the file's own keys, then the overrides; mappings merge key by key,
+ * values and lists replace; compose.h), applies overrides "a.b=value" (or "~a.b" to remove a key) in
  * order, validates every section,
  * fills defaults, resolves and hashes. On error the message names file:line:column (or the
  * override) and the key; up to a few errors are reported, one per line. */
@@ -84,6 +87,10 @@ void datm_spec_locate_error(const datm_spec *s, datm_error *err);
 /* Resolved YAML; with_comments marks keys whose value is the schema default with
  * "# default" (for printing). Caller frees with datm_free. */
 char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err);
+/* Resolved YAML with the origin of every value as a comment: "# file:line:col" of the file
+ * (spec or one of its defaults) or override that set it, "# default" (schema default) or
+ * "# derived" (name from the file, output.dir from the name). Caller frees with datm_free. */
+char *datm_spec_origins_yaml(const datm_spec *s, datm_error *err);
 /* Shorthand getters on the sections. */
 const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id);
 /* Lists "section.key" of every value that came from a schema default into buf (one per

@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline/compose.h"
 #include "pipeline/yamltree.h"
 
 #define MAX_ERRORS 8
-#define MAX_SPEC_BYTES (1 << 20)
 
 typedef struct load_ctx {
     const char *file;
@@ -267,6 +267,7 @@ static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_w
         return;
     }
     snprintf(s->variant, sizeof s->variant, "%s", v->text);
+    note_where(c, "model", "variant", where);
     static const datm_param_schema empty[] = {{NULL, 0, NULL, 0, 0, NULL, NULL}};
     if (datm_config_create_partial(s->ops->schema ? s->ops->schema : empty, "model",
                                    &s->sec[DATM_SEC_MODEL], err)) {
@@ -348,6 +349,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
         datm_ynode view = *root;
         datm_ynode *kids[256];
         char *keys[256];
+        const char *ks[256];
         int kl[256], kc[256], n = 0;
         for (int i = 0; i < root->n && n < 256; i++)
             if (datm_schema_find(run, root->keys[i])) {
@@ -355,6 +357,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
                 keys[n] = root->keys[i];
                 kl[n] = root->key_line[i];
                 kc[n] = root->key_col[i];
+                ks[n] = root->key_src[i];
                 n++;
             }
         view.n = n;
@@ -362,6 +365,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
         view.keys = keys;
         view.key_line = kl;
         view.key_col = kc;
+        view.key_src = ks;
         fill_section(c, &view, s->sec[DATM_SEC_RUN], NULL);
     }
     for (size_t k = 0; k < DATM_COUNTOF(engine_sections); k++) {
@@ -436,14 +440,44 @@ static void emit_section(sbuf *b, const datm_config *cfg, int indent, int commen
     }
 }
 
-static char *spec_yaml(const datm_spec *s, int with_comments, int for_hash, datm_error *err)
+/* Where sec.key was given ("" when not given: a default or derived value). */
+static const char *where_given(const datm_spec *s, const char *sec, const char *key)
+{
+    char full[96];
+    snprintf(full, sizeof full, "%s%s%s", sec, sec[0] ? "." : "", key);
+    for (int i = 0; i < s->n_where; i++)
+        if (!strcmp(s->where[i].key, full)) return s->where[i].where;
+    return "";
+}
+
+static void emit_origins(sbuf *b, const datm_spec *s, const datm_config *cfg, int indent)
+{
+    const datm_param_schema *sch = datm_config_schema(cfg);
+    const char *sec = datm_config_section(cfg);
+    for (int i = 0; sch[i].key; i++) {
+        char val[8192];
+        datm_config_format(cfg, sch[i].key, val, sizeof val);
+        const char *w = where_given(s, sec, sch[i].key);
+        sb_printf(b, "%*s%s: %s  # %s\n", indent, "", sch[i].key, val,
+                  w[0] ? w : datm_config_is_default(cfg, sch[i].key) ? "default" : "derived");
+    }
+}
+
+/* mode 0: plain; 1: "# default" marks; 2: every value's origin. */
+static char *spec_yaml_mode(const datm_spec *s, int mode, int for_hash, datm_error *err)
 {
     sbuf b = {0};
-    emit_section(&b, s->sec[DATM_SEC_RUN], 0, with_comments, for_hash);
+    if (mode == 2) emit_origins(&b, s, s->sec[DATM_SEC_RUN], 0);
+    else emit_section(&b, s->sec[DATM_SEC_RUN], 0, mode, for_hash);
     for (int id = 1; id < DATM_SEC_COUNT_; id++) {
         sb_printf(&b, "%s:\n", datm_section_name((datm_section_id)id));
-        if (id == DATM_SEC_MODEL) sb_printf(&b, "  variant: %s\n", s->variant);
-        emit_section(&b, s->sec[id], 2, with_comments, for_hash);
+        if (id == DATM_SEC_MODEL) {
+            const char *w = where_given(s, "model", "variant");
+            if (mode == 2) sb_printf(&b, "  variant: %s  # %s\n", s->variant, w[0] ? w : "?");
+            else sb_printf(&b, "  variant: %s\n", s->variant);
+        }
+        if (mode == 2) emit_origins(&b, s, s->sec[id], 2);
+        else emit_section(&b, s->sec[id], 2, mode, for_hash);
     }
     if (b.oom || !b.p) {
         free(b.p);
@@ -455,9 +489,19 @@ static char *spec_yaml(const datm_spec *s, int with_comments, int for_hash, datm
     return out;
 }
 
+static char *spec_yaml(const datm_spec *s, int with_comments, int for_hash, datm_error *err)
+{
+    return spec_yaml_mode(s, with_comments ? 1 : 0, for_hash, err);
+}
+
 char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
 {
     return spec_yaml(s, with_comments, 0, err);
+}
+
+char *datm_spec_origins_yaml(const datm_spec *s, datm_error *err)
+{
+    return spec_yaml_mode(s, 2, 0, err);
 }
 
 const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id)
@@ -499,20 +543,22 @@ void datm_spec_free(datm_spec *s)
 
 /* ---- loading ---- */
 
-int datm_spec_load_text(const char *text, const char *name, const char *const *overrides,
-                        int n_overrides, const datm_model_catalog *cat, datm_spec *out,
-                        datm_error *err)
+/* Validates a composed tree (consumed) under the name `name`: overrides, sections, resolved
+ * text and hash. */
+static int spec_load_tree(datm_ynode *root, const char *name, const char *const *overrides,
+                          int n_overrides, const datm_model_catalog *cat, datm_spec *out,
+                          datm_error *err)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", name);
-    if (n_overrides > DATM_MAX_OVERRIDES)
+    if (n_overrides > DATM_MAX_OVERRIDES) {
+        datm_ytree_free(&root);
         return datm_error_set(err, DATM_E_INVALID, "at most %d overrides", DATM_MAX_OVERRIDES);
+    }
     load_ctx c = {0};
     c.file = name;
     c.out = out;
-    datm_ynode *root = NULL;
-    int rc = datm_ytree_parse(text, strlen(text), name, &root, err);
-    if (rc) return rc;
+    int rc = DATM_OK;
     for (int i = 0; i < n_overrides && !rc; i++) {
         size_t n = strlen(overrides[i]) + 16;
         c.srcs[i] = datm_alloc(n, err);
@@ -543,29 +589,29 @@ int datm_spec_load_text(const char *text, const char *name, const char *const *o
     return rc;
 }
 
+int datm_spec_load_text(const char *text, const char *name, const char *const *overrides,
+                        int n_overrides, const datm_model_catalog *cat, datm_spec *out,
+                        datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    datm_compose comp = {0};
+    datm_ynode *root = NULL, *tree = NULL;
+    const char *src = datm_compose_intern(&comp, name, err);
+    int rc = src ? datm_ytree_parse(text, strlen(text), src, &root, err) : err->code;
+    if (!rc) rc = datm_compose_tree(&comp, root, name, &tree, err);
+    if (!rc) rc = spec_load_tree(tree, name, overrides, n_overrides, cat, out, err);
+    datm_compose_free(&comp);
+    return rc;
+}
+
 int datm_spec_load(const char *path, const char *const *overrides, int n_overrides,
                    const datm_model_catalog *cat, datm_spec *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return datm_error_set(err, DATM_E_IO, "%s: cannot open spec file", path);
-    char *text = datm_alloc(MAX_SPEC_BYTES + 1, err);
-    if (!text) { fclose(f); return DATM_E_NOMEM; }
-    size_t n = fread(text, 1, MAX_SPEC_BYTES + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) { datm_free(text); return datm_error_set(err, DATM_E_IO, "%s: read error", path); }
-    if (n > MAX_SPEC_BYTES) {
-        datm_free(text);
-        return datm_error_set(err, DATM_E_FORMAT, "%s: larger than %d bytes; not a spec", path,
-                              MAX_SPEC_BYTES);
-    }
-    text[n] = '\0';
-    if (strlen(text) != n) {
-        datm_free(text);
-        return datm_error_set(err, DATM_E_FORMAT, "%s: contains a NUL byte; not a YAML text", path);
-    }
-    int rc = datm_spec_load_text(text, path, overrides, n_overrides, cat, out, err);
-    datm_free(text);
+    datm_compose comp = {0};
+    datm_ynode *tree = NULL;
+    int rc = datm_compose_file(&comp, path, &tree, err);
+    if (!rc) rc = spec_load_tree(tree, path, overrides, n_overrides, cat, out, err);
+    datm_compose_free(&comp);
     return rc;
 }

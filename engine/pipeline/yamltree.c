@@ -38,6 +38,7 @@ void datm_ytree_free(datm_ynode **pn)
     datm_free(n->keys);
     datm_free(n->key_line);
     datm_free(n->key_col);
+    datm_free(n->key_src);
     datm_free(n->kids);
     datm_free(n->text);
     datm_free(n);
@@ -57,17 +58,20 @@ static int push_slot(datm_ynode *n, datm_error *err)
         char **keys = datm_alloc_array((size_t)m, sizeof *keys, err);
         int *kl = datm_alloc_array((size_t)m, sizeof *kl, err);
         int *kc = datm_alloc_array((size_t)m, sizeof *kc, err);
-        if (!keys || !kl || !kc) {
-            datm_free(keys); datm_free(kl); datm_free(kc);
+        const char **ks = datm_alloc_array((size_t)m, sizeof *ks, err);
+        if (!keys || !kl || !kc || !ks) {
+            datm_free(keys); datm_free(kl); datm_free(kc); datm_free(ks);
             return DATM_E_NOMEM;
         }
         if (n->n) {
             memcpy(keys, n->keys, (size_t)n->n * sizeof *keys);
             memcpy(kl, n->key_line, (size_t)n->n * sizeof *kl);
             memcpy(kc, n->key_col, (size_t)n->n * sizeof *kc);
+            memcpy(ks, n->key_src, (size_t)n->n * sizeof *ks);
         }
-        datm_free(n->keys); datm_free(n->key_line); datm_free(n->key_col);
-        n->keys = keys; n->key_line = kl; n->key_col = kc;
+        datm_free(n->keys); datm_free(n->key_line); datm_free(n->key_col); datm_free(n->key_src);
+        n->keys = keys; n->key_line = kl; n->key_col = kc; n->key_src = ks;
+        ks[m - 1] = n->src;
     }
     n->n = m;
     return DATM_OK;
@@ -263,6 +267,7 @@ int datm_ytree_remove(datm_ynode *map, const char *key)
         map->keys[j - 1] = map->keys[j];
         map->key_line[j - 1] = map->key_line[j];
         map->key_col[j - 1] = map->key_col[j];
+        map->key_src[j - 1] = map->key_src[j];
     }
     map->n--;
     return 1;
@@ -282,6 +287,7 @@ int datm_ytree_set(datm_ynode *map, const char *key, datm_ynode *val, datm_error
         map->kids[i] = val;
         map->key_line[i] = val->line;
         map->key_col[i] = val->col;
+        map->key_src[i] = val->src;
         return DATM_OK;
     }
     char *k = datm_strdup(key, err);
@@ -291,8 +297,62 @@ int datm_ytree_set(datm_ynode *map, const char *key, datm_ynode *val, datm_error
     map->keys[map->n - 1] = k;
     map->key_line[map->n - 1] = val->line;
     map->key_col[map->n - 1] = val->col;
+    map->key_src[map->n - 1] = val->src;
     map->kids[map->n - 1] = val;
     return DATM_OK;
+}
+
+static const char *kind_noun(const datm_ynode *n)
+{
+    return n->kind == DATM_Y_MAP ? "a mapping" : n->kind == DATM_Y_SEQ ? "a list" : "a single value";
+}
+
+static int is_null(const datm_ynode *n)
+{
+    return n->kind == DATM_Y_SCALAR && !n->quoted && n->text[0] == '\0';
+}
+
+int datm_ytree_merge(datm_ynode *base, datm_ynode *over, const char *path, datm_error *err)
+{
+    DATM_ASSERT(base->kind == DATM_Y_MAP && over->kind == DATM_Y_MAP);
+    int rc = DATM_OK;
+    for (int i = 0; i < over->n && !rc; i++) {
+        const char *key = over->keys[i];
+        datm_ynode *ov = over->kids[i];
+        char full[512];
+        snprintf(full, sizeof full, "%s%s%s", path, path[0] ? "." : "", key);
+        int bi;
+        datm_ynode *bv = datm_ytree_get(base, key, &bi);
+        if (bv && bv->kind == DATM_Y_MAP && is_null(ov)) continue;   /* "train:" adds nothing */
+        if (bv && !is_null(bv) && bv->kind != ov->kind) {
+            char here[600], there[600];
+            datm_ytree_key_where(over, i, here, sizeof here);
+            datm_ytree_key_where(base, bi, there, sizeof there);
+            rc = datm_error_set(err, DATM_E_INVALID, "%s: '%s' is %s here but %s in %s (a key "
+                                "keeps its type across the files a spec is composed of)", here,
+                                full, kind_noun(ov), kind_noun(bv), there);
+            break;
+        }
+        if (bv && bv->kind == DATM_Y_MAP) {
+            over->kids[i] = NULL;
+            rc = datm_ytree_merge(bv, ov, full, err);   /* consumes ov */
+            if (!rc) {   /* the key now reads as given last */
+                base->key_line[bi] = over->key_line[i];
+                base->key_col[bi] = over->key_col[i];
+                base->key_src[bi] = over->key_src[i];
+            }
+            continue;
+        }
+        over->kids[i] = NULL;
+        rc = datm_ytree_set(base, key, ov, err);
+        if (rc) { datm_ytree_free(&ov); break; }
+        datm_ytree_get(base, key, &bi);
+        base->key_line[bi] = over->key_line[i];
+        base->key_col[bi] = over->key_col[i];
+        base->key_src[bi] = over->key_src[i];
+    }
+    datm_ytree_free(&over);
+    return rc;
 }
 
 char *datm_ytree_flow_text(const datm_ynode *n, datm_error *err)
@@ -328,7 +388,8 @@ void datm_ytree_where(const datm_ynode *n, char *buf, size_t size)
 void datm_ytree_key_where(const datm_ynode *map, int i, char *buf, size_t size)
 {
     if (map->key_line[i] > 0)
-        snprintf(buf, size, "%s:%d:%d", map->src, map->key_line[i], map->key_col[i]);
+        snprintf(buf, size, "%s:%d:%d", map->key_src ? map->key_src[i] : map->src,
+                 map->key_line[i], map->key_col[i]);
     else
         snprintf(buf, size, "%s", map->kids[i]->src);
 }

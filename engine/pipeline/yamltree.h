@@ -17,6 +17,7 @@ typedef struct datm_ynode {
     int    n;                    /* MAP: pairs; SEQ: items */
     char **keys;                 /* MAP: (n) */
     int   *key_line, *key_col;   /* MAP: (n) positions of the keys */
+    const char **key_src;        /* MAP: (n) file of each key (differs from src after a merge) */
     struct datm_ynode **kids;    /* (n) */
 } datm_ynode;
 
@@ -34,6 +35,12 @@ int  datm_ytree_set(datm_ynode *map, const char *key, datm_ynode *val, datm_erro
 /* Removes map[key] (and frees it); returns 1 when it was there. */
 int  datm_ytree_remove(datm_ynode *map, const char *key);
 datm_ynode *datm_ytree_new_map(const char *src, int line, int col, datm_error *err);
+/* Merges `over` into `base` (Hydra/Helm style): a mapping merges key by key, recursively; a
+ * scalar or list replaces; an empty (null) value over a mapping leaves the mapping as it is.
+ * Consumes `over`. A key that is a mapping in one and a value or list in the other (or a
+ * list in one and a single value in the other) is an error naming both places; `path` is the
+ * dotted key path of `base` (""  at the top), used in messages. */
+int  datm_ytree_merge(datm_ynode *base, datm_ynode *over, const char *path, datm_error *err);
 /* Flow text of a node ("[1, 2]" for a sequence of scalars); NULL for nested collections. */
 char *datm_ytree_flow_text(const datm_ynode *n, datm_error *err);
 /* "file:line:col" (or the override) of a node / of key i of a map. */
