@@ -1,15 +1,17 @@
-/* engine/cli/cmd_topics.c: `datm topics RUN [--layer l] [--top n] [--links m]`: the
- * projected topics of each layer (paper eq. Phi_notation) with their top words, NPMI and
- * diversity per layer, and the strongest links between layers as an indented tree. Reads
- * /topics of the result; when a result has a model but no /topics, computes them (NPMI
- * then needs the training corpus: --data DIR, or the dataset named in /data). */
+/* engine/cli/cmd_topics.c: `datm topics RUN`: the projected topics of each layer (paper eq.
+ * Phi_notation) with their top words and per-topic diagnostics (usage, coherence, distance
+ * from the corpus, nearest topic, children), listed by usage with the unused ones hidden
+ * unless --all; per layer the coherence over live topics, the unused count and diversity; and
+ * the strongest links between layers as an indented tree. Reads /topics of the result; with
+ * --recompute (or a result without /topics) computes them from /model/phi_<l>, against the
+ * run's training documents or --reference. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "data/data.h"
+#include "eval/topic_diag.h"
 #include "io/results.h"
 #include "io/results_layout.h"
 
@@ -18,25 +20,50 @@ int datm_cmd_topics(int argc, char **argv);
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: datm topics RUN [--layer l] [--top n] [--links m] [--no-tree] [--recompute]\n"
-        "                       [--data DIR]\n\n"
-        "Prints the topics of each layer projected to the vocabulary (Phi(1)...Phi(l)) with\n"
-        "their top words, the NPMI coherence (top 10 words, document co-occurrence in the\n"
-        "training corpus) and topic diversity (unique share of the top 25 words) per layer,\n"
-        "and the strongest links between layers as an indented tree.\n\n"
-        "  --layer l     only layer l (1 = closest to the words); the tree starts there\n"
-        "  --top n       words per topic (default 10)\n"
-        "  --links m     children per topic in the tree (default 3)\n"
-        "  --no-tree     topics only\n"
-        "  --recompute   recompute from /model/phi_<l> instead of reading /topics\n"
-        "  --data DIR    training corpus for NPMI when recomputing (default: /data of the run)\n");
+        "usage: datm topics RUN [--layer l] [--top n] [--links m] [--all] [--by-index]\n"
+        "                       [--no-tree] [--unused-share f] [--dup-cos c]\n"
+        "                       [--recompute [--reference PATH] [--measures LIST]\n"
+        "                                    [--coherence-top n] [--window w]]\n\n"
+        "Prints the topics of each layer projected to the vocabulary (Phi(1)...Phi(l)), most\n"
+        "used first, each with its diagnostics:\n"
+        "  use    share of the training tokens the topic explains (a token of document n is\n"
+        "         split over the layer's topics in proportion to [Phi(1..l)]_vk theta_kn)\n"
+        "  npmi, uci, umass, cv   coherence of its top words (the run's evaluate.coherence\n"
+        "         settings, printed in the header)\n"
+        "  kl     KL divergence of the topic from the corpus word frequencies (nats; small =\n"
+        "         it repeats the corpus's common words)\n"
+        "  then its top words with the probability of the first; a second line names a\n"
+        "  near-duplicate (the layer's most similar topic when their cosine >= --dup-cos)\n"
+        "  and, for layers >= 2, the children in layer l-1 with their Phi(l) weights.\n"
+        "A topic is unused when its share is below f / K_l (--unused-share, default %g:\n"
+        "a hundredth of an equal share); unused topics are hidden and counted unless --all.\n"
+        "Each layer's header gives the coherence over its live topics and over all of them,\n"
+        "the unused count and the diversity (unique share of the top 25 words); the tree\n"
+        "at the end follows the strongest links from the top layer down.\n\n"
+        "  --layer l          only layer l (1 = closest to the words); the tree starts there\n"
+        "  --top n            words per topic (default 10)\n"
+        "  --links m          children per topic (default 3)\n"
+        "  --all              also list unused topics\n"
+        "  --by-index         list topics in index order instead of by usage\n"
+        "  --no-tree          topics only\n"
+        "  --unused-share f   re-flag with this factor (default: the one stored, %g)\n"
+        "  --dup-cos c        near-duplicate threshold (default: the one stored, %g)\n"
+        "  --recompute        recompute from /model/phi_<l> instead of reading /topics\n"
+        "  --reference PATH   with --recompute: coherence reference (default: the run's\n"
+        "                     training documents; a data set directory or a raw text source)\n"
+        "  --data DIR         the same as --reference DIR\n"
+        "  --measures LIST    with --recompute: e.g. npmi,cv or all (default all)\n"
+        "  --coherence-top n  with --recompute: words per topic scored (default 10)\n"
+        "  --window w         with --recompute: 0 = documents, w = sliding windows (needs a\n"
+        "                     text reference)\n",
+        DATM_UNUSED_SHARE, DATM_UNUSED_SHARE, DATM_DUP_COSINE);
 }
 
 typedef struct view {
     const datm_topic_set *ts;
     char   **vocab;
     int64_t  n_vocab;
-    int      top, links;
+    int      top, links, all, by_index;
 } view;
 
 static void print_words(const view *v, const datm_topic_layer *t, int64_t k)
@@ -55,6 +82,7 @@ static void print_tree(const view *v, int layer, int64_t k, int depth, double we
     printf("%*s", 2 * depth, "");
     printf("L%d.t%lld", layer, (long long)k);
     if (depth) printf(" (%.3f)", weight);
+    if (!datm_topic_live(t, k)) printf(" [unused]");
     printf(":");
     print_words(v, t, k);
     printf("\n");
@@ -65,98 +93,218 @@ static void print_tree(const view *v, int layer, int64_t k, int depth, double we
                    t->link_weights[k * t->link_n + j]);
 }
 
-int datm_cmd_topics(int argc, char **argv)
+/* Topic order of a layer: by usage (descending, ties by index) unless by_index or unknown. */
+static const datm_topic_layer *sort_layer;
+static int by_usage(const void *a, const void *b)
 {
-    const char *run = NULL, *data_dir = NULL;
-    int layer = 0, top = 10, links = 3, tree = 1, recompute = 0;
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    const double ux = sort_layer->usage[x], uy = sort_layer->usage[y];
+    if (ux != uy) return ux > uy ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+static void print_measures(const datm_topic_set *ts, const datm_topic_layer *t, const double *v,
+                           int64_t k)
+{
+    for (int m = 0; m < DATM_COH_COUNT_; m++) {
+        if (!t->score[m]) continue;
+        const double x = v ? v[m] : t->score[m][k];
+        if (isnan(x)) printf(" %s n/a", datm_coh_name(m));
+        else printf(" %s %+.3f", datm_coh_name(m), x);
+    }
+    (void)ts;
+}
+
+static void print_header(const datm_topic_set *ts, const char *run)
+{
+    printf("# topics of %s (%d layer(s), vocabulary %lld)\n", run, ts->n_layers,
+           (long long)ts->n_vocab);
+    if (ts->measures) {
+        printf("# coherence:");
+        for (int m = 0; m < DATM_COH_COUNT_; m++)
+            if (ts->measures & (1u << m)) printf(" %s", datm_coh_name(m));
+        printf(" of the top %d words, ", ts->coh_top_n);
+        if (ts->coh_window > 0) printf("sliding windows of %lld positions", (long long)ts->coh_window);
+        else printf("document co-occurrence");
+        printf(" in %s\n", ts->coh_reference[0] ? ts->coh_reference : "the training documents");
+    } else {
+        printf("# coherence: n/a (no reference corpus)\n");
+    }
+    printf("# use: share of the training tokens; unused: use < %g / K_l; near-duplicate: "
+           "cosine >= %g; kl: from the corpus word frequencies (nats); diversity: unique "
+           "share of the top 25 words\n\n", ts->unused_share, ts->dup_cos);
+}
+
+static void print_layer(const view *v, int l)
+{
+    const datm_topic_layer *t = &v->ts->layer[l - 1];
+    printf("## layer %d: %lld topics, ", l, (long long)t->k);
+    if (t->usage) printf("%lld unused", (long long)t->n_unused);
+    else printf("usage unknown");
+    if (t->score[0]) {
+        printf("; live:");
+        print_measures(v->ts, t, t->score_live, 0);
+        printf("; all:");
+        print_measures(v->ts, t, t->score_mean, 0);
+    }
+    printf("; diversity %.4f\n", t->diversity);
+    int64_t *order = malloc((size_t)(t->k + 1) * sizeof *order);
+    if (!order) return;
+    for (int64_t k = 0; k < t->k; k++) order[k] = k;
+    if (t->usage && !v->by_index) {
+        sort_layer = t;
+        qsort(order, (size_t)t->k, sizeof *order, by_usage);
+    }
+    int64_t hidden = 0;
+    for (int64_t i = 0; i < t->k; i++) {
+        const int64_t k = order[i];
+        if (!v->all && !datm_topic_live(t, k)) { hidden++; continue; }
+        printf("t%-4lld", (long long)k);
+        if (t->usage) printf(" use %5.2f%%", 100.0 * t->usage[k]);
+        if (t->unused && t->unused[k]) printf(" UNUSED");
+        print_measures(v->ts, t, NULL, k);
+        if (t->corpus_kl) printf(" kl %.2f", t->corpus_kl[k]);
+        printf(" | %.3f:", t->top_weights[k * t->top_n]);
+        print_words(v, t, k);
+        printf("\n");
+        const int dup = t->nearest && t->nearest_cos && t->nearest[k] >= 0 &&
+                        t->nearest_cos[k] >= v->ts->dup_cos;
+        const int m = (l >= 2 && t->link_n) ? DATM_MIN(v->links, t->link_n) : 0;
+        if (!dup && !m) continue;
+        printf("     ");
+        if (dup) printf(" near-duplicate of t%d (cosine %.3f)%s", t->nearest[k], t->nearest_cos[k],
+                        m ? ";" : "");
+        if (m) printf(" children:");
+        for (int j = 0; j < m; j++)
+            printf(" L%d.t%d %.3f%s", l - 1, t->link_ids[k * t->link_n + j],
+                   t->link_weights[k * t->link_n + j], j + 1 < m ? "," : "");
+        printf("\n");
+    }
+    if (hidden)
+        printf("(%lld unused topic(s) hidden: use < %g / %lld of the tokens; --all lists them)\n",
+               (long long)hidden, v->ts->unused_share, (long long)t->k);
+    printf("\n");
+    free(order);
+}
+
+typedef struct topics_args {
+    const char *run, *reference, *measures;
+    int layer, top, links, tree, recompute, all, by_index, coh_top;
+    long long window;
+    double unused_share, dup_cos;
+} topics_args;
+
+static int parse_args(int argc, char **argv, topics_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->top = 10; a->links = 3; a->tree = 1; a->coh_top = -1; a->window = -1;
+    a->unused_share = -1; a->dup_cos = -1;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return DATM_EXIT_OK; }
-        else if (!strcmp(argv[i], "--layer") && i + 1 < argc) layer = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--top") && i + 1 < argc) top = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--links") && i + 1 < argc) links = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--data") && i + 1 < argc) data_dir = argv[++i];
-        else if (!strcmp(argv[i], "--no-tree")) tree = 0;
-        else if (!strcmp(argv[i], "--recompute")) recompute = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "datm topics: unknown option or missing value '%s'\n", argv[i]);
+        const char *s = argv[i];
+        const int more = i + 1 < argc;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) { usage(stdout); return -1; }
+        else if (!strcmp(s, "--layer") && more) a->layer = atoi(argv[++i]);
+        else if (!strcmp(s, "--top") && more) a->top = atoi(argv[++i]);
+        else if (!strcmp(s, "--links") && more) a->links = atoi(argv[++i]);
+        else if ((!strcmp(s, "--data") || !strcmp(s, "--reference")) && more) a->reference = argv[++i];
+        else if (!strcmp(s, "--measures") && more) a->measures = argv[++i];
+        else if (!strcmp(s, "--coherence-top") && more) a->coh_top = atoi(argv[++i]);
+        else if (!strcmp(s, "--window") && more) a->window = atoll(argv[++i]);
+        else if (!strcmp(s, "--unused-share") && more) a->unused_share = atof(argv[++i]);
+        else if (!strcmp(s, "--dup-cos") && more) a->dup_cos = atof(argv[++i]);
+        else if (!strcmp(s, "--no-tree")) a->tree = 0;
+        else if (!strcmp(s, "--recompute")) a->recompute = 1;
+        else if (!strcmp(s, "--all")) a->all = 1;
+        else if (!strcmp(s, "--by-index")) a->by_index = 1;
+        else if (s[0] == '-' && s[1]) {
+            fprintf(stderr, "datm topics: unknown option or missing value '%s'\n", s);
             usage(stderr);
             return DATM_EXIT_USAGE;
-        } else if (!run) run = argv[i];
+        } else if (!a->run) a->run = s;
         else { fprintf(stderr, "datm topics: one run only\n"); return DATM_EXIT_USAGE; }
     }
-    if (!run) { usage(stderr); return DATM_EXIT_USAGE; }
-    if (top < 1 || links < 0 || layer < 0) {
+    if (!a->run) { usage(stderr); return DATM_EXIT_USAGE; }
+    if (a->top < 1 || a->links < 0 || a->layer < 0) {
         fprintf(stderr, "datm topics: --top must be >= 1, --links >= 0, --layer >= 1\n");
         return DATM_EXIT_USAGE;
     }
+    if ((a->reference || a->measures || a->coh_top >= 0 || a->window >= 0) && !a->recompute) {
+        fprintf(stderr, "datm topics: --reference, --data, --measures, --coherence-top and "
+                        "--window need --recompute\n");
+        return DATM_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The topic set of f: read from /topics, or recomputed with the arguments' settings. */
+static int load_topics(datm_h5 *f, const topics_args *a, datm_topic_set *ts, datm_error *err)
+{
+    if (!a->recompute && datm_h5_is_group(f, DATM_GRP_TOPICS) == 1)
+        return datm_topics_read(f, ts, err);
+    datm_topics_opts o;
+    datm_topics_opts_default(&o);
+    o.coh.measures = (1u << DATM_COH_COUNT_) - 1;
+    int rc = DATM_OK;
+    if (a->measures) rc = datm_coh_parse_list(a->measures, &o.coh.measures, err);
+    if (rc) return rc;
+    if (a->coh_top >= 0) o.coh.top_n = a->coh_top;
+    if (a->window >= 0) o.coh.window = a->window;
+    if (a->dup_cos >= 0) o.dup_cos = a->dup_cos;
+    datm_topics_ref r;
+    datm_error e2 = {0};
+    const int have = datm_topics_reference_load(f, a->reference, &r, &e2) == DATM_OK;
+    if (!have && a->reference) return datm_error_set(err, e2.code, "%s", e2.msg);
+    if (!have) fprintf(stderr, "datm topics: warning: no coherence (%s)\n", e2.msg);
+    rc = datm_topics_compute_with(f, have ? &r.ref : NULL, r.name, &o, ts, err);
+    if (have) datm_topics_reference_free(&r);
+    return rc;
+}
+
+int datm_cmd_topics(int argc, char **argv)
+{
+    topics_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc < 0) return DATM_EXIT_OK;
+    if (prc) return prc;
     datm_error err = {0};
     datm_h5 *f = NULL;
-    if (datm_result_open(run, 0, &f, &err)) {
+    if (datm_result_open(a.run, 0, &f, &err)) {
         fprintf(stderr, "datm topics: %s\n", err.msg);
         return DATM_EXIT_FAIL;
     }
     datm_topic_set ts;
-    int rc;
-    if (!recompute && datm_h5_is_group(f, DATM_GRP_TOPICS) == 1) {
-        rc = datm_topics_read(f, &ts, &err);
-    } else {
-        datm_corpus corpus;
-        memset(&corpus, 0, sizeof corpus);
-        const datm_csr *ref = NULL;
-        if (data_dir) {
-            if (datm_corpus_load(data_dir, "train", &corpus, &err)) {
-                fprintf(stderr, "datm topics: %s\n", err.msg);
-                datm_h5_close(&f);
-                return DATM_EXIT_FAIL;
-            }
-            ref = &corpus.X;
-        }
-        rc = datm_topics_compute(f, ref, &ts, &err);
-        if (ref) datm_corpus_free(&corpus);
-    }
-    if (rc) {
+    if (load_topics(f, &a, &ts, &err)) {
         fprintf(stderr, "datm topics: %s\n", err.msg);
         datm_h5_close(&f);
         return DATM_EXIT_FAIL;
     }
-    view v = {.ts = &ts, .top = top, .links = links};
+    view v = {.ts = &ts, .top = a.top, .links = a.links, .all = a.all, .by_index = a.by_index};
     if (datm_result_vocab(f, &v.vocab, &v.n_vocab, &err))
         fprintf(stderr, "datm topics: warning: %s (showing word ids)\n", err.msg);
     datm_h5_close(&f);
-    if (layer > ts.n_layers) {
-        fprintf(stderr, "datm topics: --layer %d but the model has %d layer(s)\n", layer,
+    if (a.layer > ts.n_layers) {
+        fprintf(stderr, "datm topics: --layer %d but the model has %d layer(s)\n", a.layer,
                 ts.n_layers);
         datm_topic_set_free(&ts);
         datm_h5_strings_free(v.vocab, v.n_vocab);
         return DATM_EXIT_USAGE;
     }
-    if (top > ts.layer[0].top_n)
+    if (a.unused_share >= 0) {
+        datm_topic_set_flag_unused(&ts, a.unused_share);
+        datm_topic_set_summarise(&ts);
+    }
+    if (a.dup_cos >= 0) ts.dup_cos = a.dup_cos;
+    if (a.top > ts.layer[0].top_n)
         fprintf(stderr, "datm topics: %d words stored per topic; showing those\n", ts.layer[0].top_n);
 
-    printf("# topics of %s (%d layer(s), vocabulary %lld)\n", run, ts.n_layers,
-           (long long)ts.n_vocab);
-    printf("# NPMI: top 10 words, document co-occurrence in the training corpus; "
-           "diversity: unique share of the top 25 words\n\n");
-    for (int l = 1; l <= ts.n_layers; l++) {
-        const datm_topic_layer *t = &ts.layer[l - 1];
-        if (layer && l != layer) continue;
-        printf("## layer %d: %lld topics, NPMI ", l, (long long)t->k);
-        if (isnan(t->npmi_mean)) printf("n/a (no reference corpus)");
-        else printf("%.4f", t->npmi_mean);
-        printf(", diversity %.4f\n", t->diversity);
-        for (int64_t k = 0; k < t->k; k++) {
-            printf("t%-4lld", (long long)k);
-            if (t->npmi) printf(" [npmi %+.3f]", t->npmi[k]);
-            printf(" %.3f:", t->top_weights[k * t->top_n]);
-            print_words(&v, t, k);
-            printf("\n");
-        }
-        printf("\n");
-    }
-    const int root = layer ? layer : ts.n_layers;
-    if (tree && root >= 2 && links > 0) {
+    print_header(&ts, a.run);
+    for (int l = 1; l <= ts.n_layers; l++)
+        if (!a.layer || l == a.layer) print_layer(&v, l);
+    const int root = a.layer ? a.layer : ts.n_layers;
+    if (a.tree && root >= 2 && a.links > 0) {
         printf("## links from layer %d down (each child with its Phi(l) weight)\n", root);
-        for (int64_t k = 0; k < ts.layer[root - 1].k; k++) print_tree(&v, root, k, 0, 1.0);
+        for (int64_t k = 0; k < ts.layer[root - 1].k; k++)
+            if (a.all || datm_topic_live(&ts.layer[root - 1], k)) print_tree(&v, root, k, 0, 1.0);
     }
     datm_topic_set_free(&ts);
     datm_h5_strings_free(v.vocab, v.n_vocab);

@@ -267,6 +267,17 @@ static int walk(const char *root, const char *rel, strlist *out, int depth, datm
     return rc;
 }
 
+int datm_cb_list_files(const char *root, char ***names, int64_t *n, datm_error *err)
+{
+    strlist files = {0};
+    int rc = walk(root, "", &files, 0, err);
+    if (rc) { strlist_free(&files); return rc; }
+    qsort(files.v, (size_t)files.n, sizeof *files.v, cmp_str);
+    *names = files.v;
+    *n = files.n;
+    return DATM_OK;
+}
+
 /* ---- the three input formats ---- */
 
 static int read_dir_or_brown(datm_cb_state *s, datm_tokenizer *tk)

@@ -97,6 +97,15 @@ typedef struct datm_corpus_build_stats {
 int datm_corpus_build(const datm_corpus_build_opts *o, datm_corpus_build_stats *st,
                       datm_error *err);
 
+/* A raw-text source as token sequences over vocab (V words): a directory (every regular file
+ * under it, sorted, is a document) or a file (a document per line, plain or gzip), tokenised
+ * with the default options of the builder. Vocabulary words keep their ids, stop words of the
+ * built-in list outside the vocabulary take no position, other words are positions with id -1
+ * (data/tokdocs.h). Invalid UTF-8 is an error naming file:line. */
+struct datm_tokdocs;
+int datm_tokdocs_read_text(const char *path, char *const *vocab, int64_t V,
+                           struct datm_tokdocs *out, datm_error *err);
+
 /* The built-in English stop-word list (sorted). */
 int         datm_stopword_is(const char *word);
 size_t      datm_stopword_count(void);

@@ -42,6 +42,10 @@ typedef struct datm_cb_state {
 /* Output half: split, vocabulary, counts, files (corpus_build_out.c). */
 int datm_cb_finish(datm_cb_state *s);
 
+/* Regular files under root (hidden entries skipped), as paths relative to root in byte
+ * order; free each name with datm_free and the array with free(). */
+int datm_cb_list_files(const char *root, char ***names, int64_t *n, datm_error *err);
+
 /* Grows *p (elements of `size`) to hold at least `need`; returns 0 or sets err. */
 int datm_cb_grow(void **p, int64_t *cap, int64_t need, size_t size, datm_error *err);
 

@@ -1,6 +1,7 @@
-/* engine/eval/coherence.c: NPMI coherence from document co-occurrence and topic diversity
- * (formulas in coherence.h). Each indexed word gets a bitset over documents, so D(a, b) is a
- * popcount of an AND: N/64 operations per pair. */
+/* engine/eval/coherence.c: the occurrence index of coherence (coherence.h) over documents or
+ * sliding windows, the pair scores, NPMI per topic and topic diversity. Each indexed word gets
+ * a bitset over the virtual documents, so D(a, b) is a popcount of an AND: N/64 operations
+ * per pair. The measures of the suite and the topic-set driver are in coherence_suite.c. */
 #include "eval/coherence.h"
 
 #include <math.h>
@@ -49,6 +50,71 @@ int datm_doc_index_build(const datm_csr *X, const int32_t *words, int64_t n_word
     return DATM_OK;
 }
 
+/* Slots of the given words in out->slot (V); returns the count of distinct indexed words. */
+static int index_slots(datm_doc_index *out, int64_t V, const int32_t *words, int64_t n_words,
+                       datm_error *err)
+{
+    out->slot = datm_alloc_array((size_t)(V ? V : 1), sizeof *out->slot, err);
+    if (!out->slot) return -1;
+    for (int64_t v = 0; v < V; v++) out->slot[v] = -1;
+    int64_t m = 0;
+    for (int64_t i = 0; i < n_words; i++) {
+        int32_t w = words[i];
+        if (w < 0 || w >= V || out->slot[w] >= 0) continue;
+        out->slot[w] = (int32_t)m++;
+    }
+    out->n_words = m;
+    return 0;
+}
+
+int datm_doc_index_build_windows(const datm_tokdocs *T, int64_t window, const int32_t *words,
+                                 int64_t n_words, datm_doc_index *out, datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (window < 1)
+        return datm_error_set(err, DATM_E_INVALID, "coherence: window %lld (need >= 1)",
+                              (long long)window);
+    /* virtual documents: max(1, len - window + 1) windows per document, numbered in order */
+    int64_t N = 0;
+    for (int64_t d = 0; d < T->n_docs; d++) {
+        const int64_t len = T->doc_ptr[d + 1] - T->doc_ptr[d];
+        N += len > window ? len - window + 1 : 1;
+    }
+    out->n_docs = N;
+    out->n_vocab = T->n_vocab;
+    out->n_blocks = (N + 63) / 64;
+    if (index_slots(out, T->n_vocab, words, n_words, err)) return DATM_E_NOMEM;
+    const int64_t m = out->n_words;
+    out->bits = datm_alloc_array((size_t)(m * out->n_blocks) + 1, sizeof *out->bits, err);
+    out->df = datm_alloc_array((size_t)m + 1, sizeof *out->df, err);
+    if (!out->bits || !out->df) { datm_doc_index_free(out); return DATM_E_NOMEM; }
+    int64_t base = 0;
+    for (int64_t d = 0; d < T->n_docs; d++) {
+        const int64_t p0 = T->doc_ptr[d], len = T->doc_ptr[d + 1] - p0;
+        const int64_t nw = len > window ? len - window + 1 : 1;
+        for (int64_t p = 0; p < len; p++) {
+            const int32_t w = T->tok[p0 + p];
+            if (w < 0 || w >= T->n_vocab || out->slot[w] < 0) continue;
+            uint64_t *b = out->bits + (int64_t)out->slot[w] * out->n_blocks;
+            /* the windows s with s <= p < s + window, 0 <= s < nw */
+            const int64_t s0 = p - window + 1 > 0 ? p - window + 1 : 0;
+            const int64_t s1 = p < nw - 1 ? p : nw - 1;
+            for (int64_t s = s0; s <= s1; s++) {
+                const int64_t v = base + s;
+                b[v / 64] |= (uint64_t)1 << (v % 64);
+            }
+        }
+        base += nw;
+    }
+    for (int64_t i = 0; i < m; i++) {
+        const uint64_t *b = out->bits + i * out->n_blocks;
+        int64_t c = 0;
+        for (int64_t j = 0; j < out->n_blocks; j++) c += __builtin_popcountll(b[j]);
+        out->df[i] = c;
+    }
+    return DATM_OK;
+}
+
 int64_t datm_doc_index_df(const datm_doc_index *ix, int32_t w)
 {
     if (w < 0 || w >= ix->n_vocab || ix->slot[w] < 0) return -1;
@@ -76,6 +142,20 @@ double datm_npmi_pair(int64_t d_ab, int64_t d_a, int64_t d_b, int64_t n_docs, do
     if (den <= 0) return 1.0;   /* the pair occurs in every document */
     double v = log(pab / (pa * pb)) / den;
     return v;
+}
+
+double datm_pmi_pair(int64_t d_ab, int64_t d_a, int64_t d_b, int64_t n_docs, double eps)
+{
+    if (d_a <= 0 || d_b <= 0 || n_docs <= 0) return NAN;
+    const double N = (double)n_docs;
+    return log(((double)d_ab / N + eps) / (((double)d_a / N) * ((double)d_b / N)));
+}
+
+double datm_umass_pair(int64_t d_ab, int64_t d_cond, int64_t n_docs, double eps)
+{
+    if (d_cond <= 0 || n_docs <= 0) return NAN;
+    const double N = (double)n_docs;
+    return log(((double)d_ab / N + eps) / ((double)d_cond / N));
 }
 
 int datm_npmi_topics(const datm_doc_index *ix, const int32_t *top_ids, int64_t K, int stride,
@@ -129,48 +209,4 @@ double datm_topic_diversity(const int32_t *top_ids, int64_t K, int stride, int n
     for (int64_t i = 0; i < K * n; i++) uniq += (i == 0 || all[i] != all[i - 1]);
     datm_free(all);
     return (double)uniq / (double)(K * n);
-}
-
-int datm_topic_set_coherence(datm_topic_set *s, const datm_csr *X, int n_npmi, int n_div,
-                             datm_error *err)
-{
-    if (X->n_cols != s->n_vocab)
-        return datm_error_set(err, DATM_E_INVALID,
-                              "coherence: reference corpus has %lld words, topics have %lld",
-                              (long long)X->n_cols, (long long)s->n_vocab);
-    /* index the union of all layers' scored words once */
-    int64_t total = 0;
-    for (int l = 0; l < s->n_layers; l++)
-        total += s->layer[l].k * DATM_MIN(n_npmi, s->layer[l].top_n);
-    int32_t *words = datm_alloc_array((size_t)total + 1, sizeof *words, err);
-    if (!words) return DATM_E_NOMEM;
-    int64_t m = 0;
-    for (int l = 0; l < s->n_layers; l++) {
-        const datm_topic_layer *t = &s->layer[l];
-        const int nn = DATM_MIN(n_npmi, t->top_n);
-        for (int64_t k = 0; k < t->k; k++)
-            for (int j = 0; j < nn; j++) words[m++] = t->top_ids[k * t->top_n + j];
-    }
-    datm_doc_index ix;
-    int rc = datm_doc_index_build(X, words, m, &ix, err);
-    datm_free(words);
-    if (rc) return rc;
-    for (int l = 0; l < s->n_layers && !rc; l++) {
-        datm_topic_layer *t = &s->layer[l];
-        datm_free(t->npmi);
-        t->npmi = datm_alloc_array((size_t)t->k + 1, sizeof *t->npmi, err);
-        if (!t->npmi) { rc = DATM_E_NOMEM; break; }
-        const int nn = DATM_MIN(n_npmi, t->top_n);
-        if (nn >= 2)
-            rc = datm_npmi_topics(&ix, t->top_ids, t->k, t->top_n, nn, DATM_NPMI_EPS, t->npmi,
-                                  &t->npmi_mean, err);
-        else {
-            for (int64_t k = 0; k < t->k; k++) t->npmi[k] = NAN;
-            t->npmi_mean = NAN;
-        }
-        t->diversity = datm_topic_diversity(t->top_ids, t->k, t->top_n,
-                                            DATM_MIN(n_div, t->top_n));
-    }
-    datm_doc_index_free(&ix);
-    return rc;
 }

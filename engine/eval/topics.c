@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "eval/topic_diag.h"
+
 int datm_topics_project(int n_layers, const float *const *phi, const int64_t *k, int layer,
                         float *out, datm_error *err)
 {
@@ -91,7 +93,13 @@ void datm_topic_set_free(datm_topic_set *s)
         datm_free(t->link_ids);
         datm_free(t->link_weights);
         datm_free(t->projected);
-        datm_free(t->npmi);
+        for (int m = 0; m < DATM_TOPIC_MEASURES; m++) datm_free(t->score[m]);
+        datm_free(t->usage);
+        datm_free(t->usage_theta);
+        datm_free(t->unused);
+        datm_free(t->nearest);
+        datm_free(t->nearest_cos);
+        datm_free(t->corpus_kl);
     }
     memset(s, 0, sizeof *s);
 }
@@ -107,20 +115,27 @@ int datm_topic_set_build(int n_layers, const float *const *phi, const int64_t *k
     const int64_t V = k[0];
     out->n_layers = n_layers;
     out->n_vocab = V;
+    out->unused_share = DATM_UNUSED_SHARE;
+    out->dup_cos = DATM_DUP_COSINE;
     int rc = DATM_OK;
     for (int l = 1; l <= n_layers && !rc; l++) {
         datm_topic_layer *t = &out->layer[l - 1];
         const int64_t K = k[l];
         t->k = K;
         t->top_n = (int)DATM_MIN((int64_t)top_n, V);
+        for (int m = 0; m < DATM_TOPIC_MEASURES; m++) t->score_mean[m] = t->score_live[m] = NAN;
         t->npmi_mean = NAN;
         t->diversity = NAN;
+        t->nearest = datm_alloc_array((size_t)K + 1, sizeof *t->nearest, err);
+        t->nearest_cos = datm_alloc_array((size_t)K + 1, sizeof *t->nearest_cos, err);
+        if (!t->nearest || !t->nearest_cos) { rc = DATM_E_NOMEM; break; }
         float *proj = datm_alloc_array((size_t)(V * K), sizeof *proj, err);
         t->top_ids = datm_alloc_array((size_t)(K * t->top_n) + 1, sizeof *t->top_ids, err);
         t->top_weights = datm_alloc_array((size_t)(K * t->top_n) + 1, sizeof *t->top_weights, err);
         if (!proj || !t->top_ids || !t->top_weights) { datm_free(proj); rc = DATM_E_NOMEM; break; }
         rc = datm_topics_project(n_layers, phi, k, l, proj, err);
         if (!rc) rc = datm_topics_top(proj, V, K, t->top_n, t->top_ids, t->top_weights, err);
+        if (!rc) rc = datm_topics_nearest(proj, V, K, t->nearest, t->nearest_cos, err);
         if (keep_projected && !rc) t->projected = proj;
         else datm_free(proj);
         if (l >= 2 && link_n > 0 && !rc) {

@@ -9,7 +9,9 @@
  * /data                attrs: dataset, dir, protocol, file hashes; datasets: vocab (V strings),
  *                      n_train, n_test, n_vocab (scalars)
  * /metrics/<name>      final scalars (f64, rank 0): perplexity, perplexity_observed,
- *                      test_s_per_doc, train_s, error_rate, npmi_<l>, diversity_<l>, ...
+ *                      test_s_per_doc, train_s, error_rate, npmi_<l> (all topics),
+ *                      npmi_live_<l>, unused_<l>, diversity_<l>, <measure>_<l> and
+ *                      <measure>_live_<l> for the other coherence measures, ...
  * /curves/<name>       1-D f64 datasets of equal length, one row per evaluation:
  *                      iteration, epoch, wall_s, loss, loglik, perplexity,
  *                      perplexity_observed, kl_<l>, step_<l>
@@ -19,11 +21,20 @@
  *                      floor(S/20) draws and the last, under 40 rows; held-out
  *                      NaN without a held-out part)
  * /model               the variant's own save() (phi_<l> is (K_{l-1}, K_l), r, M_<l>, ...)
- * /topics              attrs: n_layers, top_n; per layer /topics/layer_<l>/:
+ * /usage               the run's topic usage over its training documents (eval/topic_diag.h):
+ *                      tokens_<l>, theta_<l> (K_l) f64 shares; attr n_docs
+ * /topics              attrs: n_layers, top_n, n_vocab, and the settings of the values:
+ *                      coherence_measures ("npmi,cv"), coherence_top_n, coherence_window
+ *                      (0 = documents), coherence_reference, unused_share, dup_cos;
+ *                      per layer /topics/layer_<l>/:
  *                      top_ids (K_l, n) i32 word ids, top_weights (K_l, n) f32,
  *                      link_ids (K_l, m) i32 strongest children in layer l-1 (l >= 2),
  *                      link_weights (K_l, m) f32 the matching Phi(l) entries,
- *                      npmi (K_l) f64 per topic, attrs npmi (mean), diversity,
+ *                      <measure> (K_l) f64 per topic for npmi, uci, umass, cv (those
+ *                      computed), attrs <measure> (mean), <measure>_live (mean over live
+ *                      topics), diversity, n_unused;
+ *                      usage, usage_theta (K_l) f64, unused (K_l) i32 0/1 (when usage is known),
+ *                      nearest (K_l) i32, nearest_cos (K_l) f64, corpus_kl (K_l) f64,
  *                      projected (V, K_l) f32 Phi(1)...Phi(l) (paper eq. Phi_notation),
  *                      written when V * K_l is small enough (image data, small runs)
  * /checkpoint          resume state (pipeline-owned)
@@ -67,6 +78,7 @@
 #define DATM_GRP_SAMPLE_CURVE "sample_curve"
 #define DATM_GRP_MODEL      "model"
 #define DATM_GRP_TOPICS     "topics"
+#define DATM_GRP_USAGE      "usage"
 #define DATM_GRP_CHECKPOINT "checkpoint"
 
 /* /data */
@@ -82,6 +94,8 @@
 #define DATM_MET_ERROR_RATE     "error_rate"
 #define DATM_MET_NPMI_FMT       "npmi_%d"       /* per layer l, mean over topics */
 #define DATM_MET_DIVERSITY_FMT  "diversity_%d"  /* per layer l */
+#define DATM_MET_UNUSED_FMT     "unused_%d"     /* per layer l: topics flagged unused */
+/* coherence per layer l: "<measure>_<l>" (all topics) and "<measure>_live_<l>" */
 
 /* /curves columns */
 #define DATM_CURVE_ITERATION  "iteration"
@@ -109,5 +123,23 @@
 #define DATM_TOPICS_ATTR_DIVERSITY "diversity"
 #define DATM_TOPICS_ATTR_LAYERS    "n_layers"
 #define DATM_TOPICS_ATTR_TOP_N     "top_n"
+#define DATM_TOPICS_USAGE          "usage"
+#define DATM_TOPICS_USAGE_THETA    "usage_theta"
+#define DATM_TOPICS_UNUSED         "unused"
+#define DATM_TOPICS_NEAREST        "nearest"
+#define DATM_TOPICS_NEAREST_COS    "nearest_cos"
+#define DATM_TOPICS_CORPUS_KL      "corpus_kl"
+#define DATM_TOPICS_ATTR_N_UNUSED  "n_unused"
+#define DATM_TOPICS_ATTR_MEASURES  "coherence_measures"
+#define DATM_TOPICS_ATTR_COH_TOP_N "coherence_top_n"
+#define DATM_TOPICS_ATTR_WINDOW    "coherence_window"
+#define DATM_TOPICS_ATTR_REFERENCE "coherence_reference"
+#define DATM_TOPICS_ATTR_UNUSED_SHARE "unused_share"
+#define DATM_TOPICS_ATTR_DUP_COS   "dup_cos"
+
+/* /usage */
+#define DATM_USAGE_TOKENS_FMT "tokens_%d"    /* (K_l) share of the training tokens */
+#define DATM_USAGE_THETA_FMT  "theta_%d"     /* (K_l) share of the theta mass */
+#define DATM_USAGE_ATTR_DOCS  "n_docs"
 
 #endif

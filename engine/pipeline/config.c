@@ -19,7 +19,7 @@ typedef struct config_value {
     int      is_default;
     int64_t  i;           /* INT, BOOL */
     double   r;           /* REAL */
-    char    *s;           /* STRING, CHOICE */
+    char    *s;           /* STRING, CHOICE; CHOICE_LIST as "[a, b]" */
     int64_t *il;          /* (len) INT_LIST */
     double  *rl;          /* (len) REAL_LIST */
     int      len;
@@ -36,7 +36,7 @@ static const char *const type_names[] = {
     [DATM_PARAM_INT] = "int",           [DATM_PARAM_REAL] = "real",
     [DATM_PARAM_BOOL] = "bool",         [DATM_PARAM_STRING] = "string",
     [DATM_PARAM_CHOICE] = "choice",     [DATM_PARAM_INT_LIST] = "int list",
-    [DATM_PARAM_REAL_LIST] = "real list",
+    [DATM_PARAM_REAL_LIST] = "real list", [DATM_PARAM_CHOICE_LIST] = "choice list",
 };
 _Static_assert(DATM_COUNTOF(type_names) == DATM_PARAM_TYPE_COUNT_, "type_names lists every type");
 
@@ -322,6 +322,29 @@ static int parse_value(const char *sec, const datm_param_schema *p, const char *
         }
         break;
     }
+    case DATM_PARAM_CHOICE_LIST: {
+        static char items[MAX_LIST][64];
+        int n = split_flow_list(text, items, MAX_LIST);
+        if (n < 0) {
+            rc = datm_error_set(err, DATM_E_INVALID, "%s.%s: expected a list like [%s], got '%s'",
+                                sec, p->key, p->choices ? p->choices : "", text);
+            break;
+        }
+        char flow[1024];
+        size_t o = (size_t)snprintf(flow, sizeof flow, "[");
+        for (int i = 0; i < n && rc == DATM_OK; i++) {
+            char *one = NULL;
+            rc = parse_choice(sec, p, items[i], &one, err);
+            if (rc) { datm_error_prefix(err, "item %d of ", i + 1); break; }
+            if (o < sizeof flow) o += (size_t)snprintf(flow + o, sizeof flow - o, "%s%s", i ? ", " : "", one);
+            datm_free(one);
+        }
+        if (rc) break;
+        if (o < sizeof flow) snprintf(flow + o, sizeof flow - o, "]");
+        v.s = datm_strdup(flow, err);
+        if (!v.s) rc = DATM_E_NOMEM;
+        break;
+    }
     default: DATM_ASSERT(0);
     }
     if (rc) { value_clear(&v); return rc; }
@@ -490,6 +513,7 @@ int datm_config_format(const datm_config *c, const char *key, char *buf, size_t 
     case DATM_PARAM_REAL: fmt_real(v->r, buf, size); return (int)strlen(buf);
     case DATM_PARAM_STRING:
     case DATM_PARAM_CHOICE: return fmt_string(v->s, buf, size);
+    case DATM_PARAM_CHOICE_LIST: return snprintf(buf, size, "%s", v->s);
     case DATM_PARAM_INT_LIST:
     case DATM_PARAM_REAL_LIST: {
         size_t o = (size_t)snprintf(buf, size, "[");
@@ -550,6 +574,11 @@ int datm_config_int_list(const datm_config *c, const char *key, const int64_t **
     const config_value *v = get(c, key, DATM_PARAM_INT_LIST, DATM_PARAM_INT_LIST);
     *vals = v->il;
     return v->len;
+}
+
+const char *datm_config_choice_list(const datm_config *c, const char *key)
+{
+    return get(c, key, DATM_PARAM_CHOICE_LIST, DATM_PARAM_CHOICE_LIST)->s;
 }
 
 int datm_config_real_list(const datm_config *c, const char *key, const double **vals)

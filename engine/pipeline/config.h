@@ -17,6 +17,7 @@ typedef enum {
     DATM_PARAM_CHOICE,     /* string from `choices` ("a|b|c") */
     DATM_PARAM_INT_LIST,   /* YAML sequence of ints, e.g. [128, 64, 32] */
     DATM_PARAM_REAL_LIST,
+    DATM_PARAM_CHOICE_LIST,   /* YAML sequence of names from `choices`, e.g. [npmi, cv] */
     DATM_PARAM_TYPE_COUNT_
 } datm_param_type;
 
@@ -39,6 +40,8 @@ int         datm_config_bool(const datm_config *c, const char *key);
 const char *datm_config_str(const datm_config *c, const char *key);   /* STRING and CHOICE */
 int         datm_config_int_list(const datm_config *c, const char *key, const int64_t **vals);  /* returns length */
 int         datm_config_real_list(const datm_config *c, const char *key, const double **vals);
+/* CHOICE_LIST as flow text "[a, b]" (items validated, in the given order). */
+const char *datm_config_choice_list(const datm_config *c, const char *key);
 
 /* ---- building a configuration (the spec loader; model tests) ----
  * A schema entry whose `def` is NULL is required: validation fails when it is absent. */

@@ -9,7 +9,7 @@
 static void bounds_text(const datm_param_schema *p, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (p->type == DATM_PARAM_CHOICE) {
+    if (p->type == DATM_PARAM_CHOICE || p->type == DATM_PARAM_CHOICE_LIST) {
         snprintf(buf, size, "%s", p->choices ? p->choices : "");
         return;
     }

@@ -768,6 +768,10 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         rc = write_result_body(&c, 1, 1, err);
         if (!rc && opts->topics && datm_config_bool(oc, "topics")) {
             datm_error e = {0};
+            if (datm_run_usage_write(c.m, &c.data.train_X, eval_seed(c.seed, DATM_RUN_EVAL_INDEX),
+                                     c.part, &e))
+                datm_warn("topic usage: %s", e.msg);
+            datm_error_clear(&e);
             if (opts->topics(opts->run_dir, c.part, &e))
                 datm_warn("topics stage: %s", e.msg);
         }

@@ -43,6 +43,13 @@ int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t s
 /* Seed of the evaluate stage's class prediction (ops->predict) of a run with root `seed`. */
 uint64_t datm_run_predict_seed(uint64_t seed);
 
+/* ---- topic usage (run_usage.c) ---- */
+/* /usage of result_path: the shares of the training documents X's tokens and theta mass per
+ * topic of every layer (eval/topic_diag.h), theta from the model's infer (posterior mean).
+ * Nothing is written for a model without infer. */
+int datm_run_usage_write(const datm_model *m, const datm_csr *X, uint64_t seed,
+                         const char *result_path, datm_error *err);
+
 /* ---- curves: one row per evaluation (curves.c) ---- */
 #define DATM_CURVE_MAX_COLS (8 + 2 * DATM_MAX_LAYERS)
 typedef struct datm_curve_table {

@@ -68,6 +68,20 @@ static const datm_param_schema evaluate_schema[] = {
     {"predict_samples", DATM_PARAM_INT, "50", 0, 1e6, NULL,
      "draws averaged for class prediction (paper: N_collect = 50; 0 = no sampling: the "
      "posterior mean of theta and of the classifier weights)"},
+    {"coherence.measures", DATM_PARAM_CHOICE_LIST, "[npmi, uci, umass, cv]", NOB,
+     "npmi|uci|umass|cv",
+     "topic coherence measures stored per topic under /topics (gensim's c_npmi, c_uci, "
+     "u_mass, c_v definitions; README: Topic coherence)"},
+    {"coherence.top_n", DATM_PARAM_INT, "10", 2, 25, NULL,
+     "most probable words per topic that coherence scores"},
+    {"coherence.window", DATM_PARAM_INT, "0", 0, 1e9, NULL,
+     "0: a word pair co-occurs when a document holds both (boolean document); N: when a "
+     "window of N consecutive token positions does (boolean sliding window; needs a text "
+     "reference)"},
+    {"coherence.reference", DATM_PARAM_STRING, "", NOB, NULL,
+     "corpus the co-occurrences are counted in: \"\" = the run's training documents; a data "
+     "set directory = its training documents; a text file (a document per line) or a "
+     "directory of text files = that text, tokenised like `datm corpus build`"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 static const datm_param_schema output_schema[] = {
@@ -76,7 +90,8 @@ static const datm_param_schema output_schema[] = {
     {"figures", DATM_PARAM_BOOL, "true", NOB, NULL, "draw gnuplot figures next to result.h5"},
     {"report", DATM_PARAM_BOOL, "true", NOB, NULL, "write report.md next to result.h5"},
     {"topics", DATM_PARAM_BOOL, "true", NOB, NULL,
-     "store per-layer top words, NPMI and diversity under /topics"},
+     "store per-layer top words, coherence, diversity and per-topic diagnostics under "
+     "/topics"},
     {"top_words", DATM_PARAM_INT, "10", 1, 1000, NULL, "top words stored per topic"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 

@@ -173,16 +173,37 @@ static int apply_override(load_ctx *c, datm_ynode *root, const char *arg, const 
 
 /* ---- section validation ---- */
 
-/* Sets every key of `map` into cfg; unknown keys and bad values become errors. */
-static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, const char *skip)
+/* Does the schema of cfg have keys "<group>.x" (a group written as a nested mapping)? */
+static int is_key_group(const datm_config *cfg, const char *group)
+{
+    const size_t n = strlen(group);
+    const datm_param_schema *p = datm_config_schema(cfg);
+    for (int i = 0; p[i].key; i++)
+        if (!strncmp(p[i].key, group, n) && p[i].key[n] == '.') return 1;
+    return 0;
+}
+
+/* Sets every key of `map` into cfg; unknown keys and bad values become errors. A mapping
+ * under a key that names a group of schema keys ("coherence" for "coherence.top_n") sets
+ * those keys (prefix: the group path so far, "" at the top). */
+static void fill_keys(load_ctx *c, const datm_ynode *map, datm_config *cfg, const char *skip,
+                      const char *prefix)
 {
     const char *sec = datm_config_section(cfg);
     for (int i = 0; i < map->n; i++) {
-        const char *key = map->keys[i];
+        char full[160];
+        snprintf(full, sizeof full, "%s%s", prefix, map->keys[i]);
+        const char *key = full;
         const datm_ynode *v = map->kids[i];
         if (skip && strcmp(key, skip) == 0) continue;
         char where[600];
         datm_ytree_key_where(map, i, where, sizeof where);
+        if (v->kind == DATM_Y_MAP && is_key_group(cfg, key)) {
+            char sub[170];
+            snprintf(sub, sizeof sub, "%s.", key);
+            fill_keys(c, v, cfg, NULL, sub);
+            continue;
+        }
         if (!datm_config_has(cfg, key)) {
             datm_error e = {0};
             datm_config_set(cfg, key, "", &e);   /* fills the did-you-mean message */
@@ -202,7 +223,8 @@ static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, c
             continue;
         }
         const datm_param_schema *p = datm_schema_find(datm_config_schema(cfg), key);
-        int is_list = p->type == DATM_PARAM_INT_LIST || p->type == DATM_PARAM_REAL_LIST;
+        int is_list = p->type == DATM_PARAM_INT_LIST || p->type == DATM_PARAM_REAL_LIST ||
+                      p->type == DATM_PARAM_CHOICE_LIST;
         if (v->kind == DATM_Y_SEQ && !is_list) {
             add_error(c, where, "%s.%s: expected a single %s, got a list", sec, key,
                       datm_param_type_name(p->type));
@@ -214,6 +236,11 @@ static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, c
         }
         datm_free(text);
     }
+}
+
+static void fill_section(load_ctx *c, const datm_ynode *map, datm_config *cfg, const char *skip)
+{
+    fill_keys(c, map, cfg, skip, "");
 }
 
 static void check_required(load_ctx *c, const datm_config *cfg, const char *where)
