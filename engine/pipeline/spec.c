@@ -191,7 +191,7 @@ static void fill_keys(load_ctx *c, const datm_ynode *map, datm_config *cfg, cons
 {
     const char *sec = datm_config_section(cfg);
     for (int i = 0; i < map->n; i++) {
-        char full[160];
+        char full[64];
         snprintf(full, sizeof full, "%s%s", prefix, map->keys[i]);
         const char *key = full;
         const datm_ynode *v = map->kids[i];
@@ -199,9 +199,14 @@ static void fill_keys(load_ctx *c, const datm_ynode *map, datm_config *cfg, cons
         char where[600];
         datm_ytree_key_where(map, i, where, sizeof where);
         if (v->kind == DATM_Y_MAP && is_key_group(cfg, key)) {
-            char sub[170];
+            char sub[72];
             snprintf(sub, sizeof sub, "%s.", key);
             fill_keys(c, v, cfg, NULL, sub);
+            continue;
+        }
+        if (!datm_config_has(cfg, key) && is_key_group(cfg, key)) {
+            add_error(c, where, "%s.%s: expected a mapping of its keys (%s.%s.<key>: value)", sec,
+                      key, sec, key);
             continue;
         }
         if (!datm_config_has(cfg, key)) {
