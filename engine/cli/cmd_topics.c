@@ -138,16 +138,22 @@ static void print_header(const datm_topic_set *ts, const char *run)
 static void print_layer(const view *v, int l)
 {
     const datm_topic_layer *t = &v->ts->layer[l - 1];
-    printf("## layer %d: %lld topics, ", l, (long long)t->k);
-    if (t->usage) printf("%lld unused", (long long)t->n_unused);
-    else printf("usage unknown");
+    int64_t live = t->k - t->n_unused;
+    printf("## layer %d: %lld topics, NPMI ", l, (long long)t->k);
+    if (!t->score[0]) printf("n/a (no reference corpus)");
+    else if (t->usage) printf("%.4f (%lld live topics: %.4f)", t->score_mean[0], (long long)live,
+                              t->score_live[0]);
+    else printf("%.4f", t->score_mean[0]);
+    if (t->usage) printf(", %lld unused", (long long)t->n_unused);
+    else printf(", usage unknown");
+    printf(", diversity %.4f\n", t->diversity);
     if (t->score[0]) {
-        printf("; live:");
+        printf("   live:");
         print_measures(v->ts, t, t->score_live, 0);
-        printf("; all:");
+        printf(" | all:");
         print_measures(v->ts, t, t->score_mean, 0);
+        printf("\n");
     }
-    printf("; diversity %.4f\n", t->diversity);
     int64_t *order = malloc((size_t)(t->k + 1) * sizeof *order);
     if (!order) return;
     for (int64_t k = 0; k < t->k; k++) order[k] = k;
