@@ -1,0 +1,195 @@
+/* engine/pipeline/pipefile.h: pipeline files (pipelines/*.yaml) — several runs, the tables,
+ * figures and claims made from them — and the machinery of `datm pipeline`: the parsed file
+ * (pipefile.c), the content-addressed run cache (cache.c), the scheduler (sched.c), claim
+ * expressions (expr.c) and the report (report*.c).
+ *
+ * A pipeline file (full YAML, parsed with the spec's positioned tree; every message names
+ * file:line:col and the key, with a did-you-mean for unknown keys):
+ *
+ *   name: ci                         # default: the file's stem
+ *   description: one paragraph
+ *   cache: ../.cache/runs            # run cache (default $DATM_CACHE, else .cache/runs under
+ *                                    #   the current directory)
+ *   out: ../results/ci               # report directory of `pipeline run` (default
+ *                                    #   results/<name>); `pipeline report -o` overrides
+ *   threads: 1                       # threads per run (default 1)
+ *   overrides: [train.epochs=2]      # for every run (before the profile's and the run's)
+ *   default_profile: quick           # profile used without --profile (default: none)
+ *   profiles:
+ *     quick: {description: ..., overrides: [...]}
+ *     paper: {description: ..., overrides: []}
+ *   runs:                            # single runs
+ *     - id: whai
+ *       spec: ../experiments/brown/whai.yaml   # relative to this file
+ *       overrides: [model.layers=[32]]
+ *       profiles: {quick: [train.epochs=1]}    # extra overrides under a profile
+ *       labels: {variant: whai, depth: "32"}   # free labels (tables, figures, claims)
+ *     - id: news_n
+ *       ensemble: [news_n_s1, news_n_s2]       # `datm ensemble` of finished runs (ids or
+ *                                              #   glob patterns); depends on them
+ *   matrix:                          # runs generated from axes (cartesian product)
+ *     - id: "{variant}_{layers}"
+ *       spec: "../experiments/20news/{variant}_{layers}.yaml"
+ *       axes: {variant: [whai, wai], layers: ["128", "128-64"]}
+ *       exclude: [{variant: wai, layers: "128"}]
+ *       overrides: ["seed={seed}"]   # {axis} is replaced everywhere: id, spec, overrides,
+ *       labels: {...}                #   labels, ensemble members
+ *   references:                      # figures of others (a paper) by run id and metric
+ *     paper: {whai_128: {perplexity: 591, test_s_per_doc: 0.2}}
+ *   tables:  {ID: {...}}             # see datm_pipe_table
+ *   figures: {ID: {...}}             # see datm_pipe_figure
+ *   claims:  {ID: {...}}             # see datm_pipe_claim
+ *
+ * Every run carries labels: its matrix axes, then its own labels:, plus `id`. */
+#ifndef DATM_PIPEFILE_H
+#define DATM_PIPEFILE_H
+
+#include <stdint.h>
+
+#include "pipeline/pipeline.h"
+
+#define DATM_PIPE_MAX_RUNS 2000
+#define DATM_PIPE_MAX_LABELS 16
+#define DATM_PIPE_MAX_AXES 8
+
+/* A list of owned strings. */
+typedef struct datm_strlist {
+    char **v;
+    int    n;
+} datm_strlist;
+int  datm_strlist_push(datm_strlist *l, const char *s, datm_error *err);
+void datm_strlist_free(datm_strlist *l);
+
+typedef enum {
+    DATM_PIPE_RUN_SPEC = 0,   /* datm run SPEC overrides */
+    DATM_PIPE_RUN_ENSEMBLE    /* datm ensemble of other runs' results */
+} datm_pipe_run_kind;
+
+typedef struct datm_pipe_run {
+    char  id[128];
+    datm_pipe_run_kind kind;
+    char  spec[1024];            /* SPEC: path as usable from the current directory */
+    datm_strlist overrides;      /* SPEC: pipeline, profile, run, run-profile overrides in order */
+    datm_strlist members;        /* ENSEMBLE: run ids (patterns expanded) */
+    int   n_labels;
+    char  label_key[DATM_PIPE_MAX_LABELS][64];
+    char  label_val[DATM_PIPE_MAX_LABELS][256];
+    char  where[600];            /* file:line:col of the entry that made it */
+    int   selected;              /* chosen by --only (or needed by a chosen run) */
+} datm_pipe_run;
+
+/* Value of label `key` of run r ("id" is always a label), or NULL. */
+const char *datm_pipe_run_label(const datm_pipe_run *r, const char *key);
+
+/* Which runs a table, figure or claim reads: every run whose id matches one of `ids`
+ * (glob patterns: * ? [..]) — all runs when empty — and whose labels equal every `where`
+ * pair. */
+typedef struct datm_pipe_select {
+    datm_strlist ids;
+    int   n_where;
+    char  where_key[DATM_PIPE_MAX_LABELS][64];
+    char  where_val[DATM_PIPE_MAX_LABELS][256];
+} datm_pipe_select;
+
+/* One column (a value shown in every cell group) of a table. */
+typedef struct datm_pipe_column {
+    char label[128];       /* header; default: the metric (or "ref metric") */
+    char metric[128];      /* a /metrics name; or a label of the run (label: prefix) */
+    char ref[64];          /* non-empty: the reference value of `references.<ref>` instead */
+    char format[16];       /* printf format of numbers, default "%.4g" */
+    char text[256];        /* non-empty: a template "{k_1}-{k_2}" of metrics/labels instead */
+} datm_pipe_column;
+
+/* A table. Long form (no `columns_by`): one row per selected run, the row's label
+ * columns (`rows`) then `values`. Pivot form (`columns_by: [layers]`): one row per distinct
+ * combination of the `rows` labels, one group of `values` columns per distinct combination
+ * of the `columns_by` labels, in order of first appearance. */
+typedef struct datm_pipe_table {
+    char id[64];
+    char title[256];
+    char note[1024];               /* printed under the table */
+    datm_pipe_select select;       /* runs: and where: */
+    datm_strlist rows;             /* label keys that name a row (default: [id]) */
+    datm_strlist columns_by;       /* label keys of column groups (pivot form) */
+    datm_pipe_column *values;      /* (n_values) */
+    int   n_values;
+    int   md, csv, json;           /* formats: [md, csv, json] (default all three) */
+    char  where[600];
+} datm_pipe_table;
+
+typedef enum {
+    DATM_PIPE_FIG_CURVES = 0,   /* one line per run: /curves (or another group) column y vs x */
+    DATM_PIPE_FIG_BARS          /* grouped bars of a metric: categories x series */
+} datm_pipe_fig_kind;
+
+typedef struct datm_pipe_figure {
+    char id[64];
+    datm_pipe_fig_kind kind;
+    char title[256];
+    datm_pipe_select select;
+    char group[64];       /* CURVES: result group of the columns (default "curves") */
+    char x[64], y[64];    /* CURVES: column names (default iteration, perplexity) */
+    char metric[128];     /* BARS: the metric */
+    char category[256];   /* BARS: template of the x category (default "{id}") */
+    char series[256];     /* legend template (default "{id}"; BARS: one bar per series) */
+    char xlabel[128], ylabel[128];
+    int  logx, logy;
+    char where[600];
+} datm_pipe_figure;
+
+/* A claim: a boolean expression over run metrics (expr.c), for every combination of the
+ * values of the `forall` axes (or at least one, `exists`), with a tolerance that loosens
+ * every comparison in the claim's favour by rel_tol * |right side| + abs_tol. */
+typedef struct datm_pipe_claim {
+    char id[64];
+    char text[512];            /* the claim in words */
+    char expr[1024];           /* e.g. "whai_{layers}.perplexity <= wai_{layers}.perplexity" */
+    int  n_axes;
+    char axis[DATM_PIPE_MAX_AXES][64];
+    datm_strlist axis_values[DATM_PIPE_MAX_AXES];
+    int  exists;               /* 0: forall (every instance holds), 1: exists */
+    double rel_tol, abs_tol;
+    int  informative;          /* 1: shown but never counts for --strict */
+    char where[600];
+} datm_pipe_claim;
+
+/* A reference figure: references.<source>.<run id>.<metric> = number or text. */
+typedef struct datm_pipe_ref {
+    char source[64], run[128], metric[128];
+    double value;              /* NAN when text */
+    char   text[128];          /* as written */
+} datm_pipe_ref;
+
+typedef struct datm_pipeline {
+    char path[1024];           /* the pipeline file */
+    char name[128];
+    char description[2048];
+    char cache_dir[1024];
+    char out_dir[1024];
+    char profile[64];          /* chosen profile ("" none) */
+    int  threads;
+    datm_pipe_run    *runs;    int n_runs;
+    datm_pipe_table  *tables;  int n_tables;
+    datm_pipe_figure *figures; int n_figures;
+    datm_pipe_claim  *claims;  int n_claims;
+    datm_pipe_ref    *refs;    int n_refs;
+    datm_strlist profiles;     /* names declared */
+} datm_pipeline;
+
+/* Parses and checks a pipeline file under `profile` (NULL: default_profile, if any). Every
+ * run's spec is loaded and validated with its overrides (errors name the run's entry and
+ * the spec position). Exit-code class of errors: DATM_E_INVALID / DATM_E_FORMAT. */
+int  datm_pipeline_load(const char *path, const char *profile, const datm_model_catalog *cat,
+                        datm_pipeline *out, datm_error *err);
+void datm_pipeline_free(datm_pipeline *p);
+/* Index of run `id`, or -1. */
+int  datm_pipeline_find_run(const datm_pipeline *p, const char *id);
+/* 1 when run r matches the selection. */
+int  datm_pipe_select_match(const datm_pipe_select *s, const datm_pipe_run *r);
+/* The reference value, or NULL. */
+const datm_pipe_ref *datm_pipeline_ref(const datm_pipeline *p, const char *source,
+                                       const char *run, const char *metric);
+/* fnmatch-style glob (* ? [...]) match of a whole string. */
+int  datm_glob_match(const char *pattern, const char *s);
+
+#endif
