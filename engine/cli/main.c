@@ -13,6 +13,7 @@ int datm_cmd_run(int argc, char **argv);
 int datm_cmd_resume(int argc, char **argv);
 int datm_cmd_fork(int argc, char **argv);
 int datm_cmd_sweep(int argc, char **argv);
+int datm_cmd_pipeline(int argc, char **argv);
 int datm_cmd_check(int argc, char **argv);
 int datm_cmd_models(int argc, char **argv);
 int datm_cmd_describe(int argc, char **argv);
@@ -29,6 +30,7 @@ static const datm_cli_command commands[] = {
     {"resume", "continue an interrupted run from its last checkpoint", datm_cmd_resume},
     {"fork", "a new run from a run's checkpoint with some settings changed", datm_cmd_fork},
     {"sweep", "cartesian product of runs over override values, with a manifest", datm_cmd_sweep},
+    {"pipeline", "run a pipeline file's runs (cached), its status, or its report", datm_cmd_pipeline},
     {"check", "validate a spec and print it resolved with its hash", datm_cmd_check},
     {"models", "list the registered model variants", datm_cmd_models},
     {"describe", "keys, types, defaults and bounds of a variant or spec section", datm_cmd_describe},

@@ -1,4 +1,4 @@
-/* engine/pipeline/pipefile.h: pipeline files (pipelines/*.yaml) — several runs, the tables,
+/* engine/pipeline/pipefile.h: pipeline files (pipelines/NAME.yaml) — several runs, the tables,
  * figures and claims made from them — and the machinery of `datm pipeline`: the parsed file
  * (pipefile.c), the content-addressed run cache (cache.c), the scheduler (sched.c), claim
  * expressions (expr.c) and the report (report*.c).
@@ -189,6 +189,84 @@ int  datm_pipe_select_match(const datm_pipe_select *s, const datm_pipe_run *r);
 /* The reference value, or NULL. */
 const datm_pipe_ref *datm_pipeline_ref(const datm_pipeline *p, const char *source,
                                        const char *run, const char *metric);
+/* ---- the run cache (cache.c) ----
+ * A run's key is the SHA-256 of: DATM_NUMERICS_VERSION (engine/core/numerics.h: what the
+ * engine computes), the variant and every setting of its resolved spec that differs from the
+ * schema default (so comments, key order, composition and keys added later at a default that
+ * keeps the old behaviour do not count; the run's threads and output.dir never count), and
+ * the name and SHA-256 of every file of its data set. An ensemble's key is over its members'
+ * keys. The run lives in CACHE/<spec name>-<key[0:16]>; a COMPLETED one is reused, never
+ * rerun. File hashes are remembered in CACHE/filehash.tsv by (path, size, mtime). */
+typedef struct datm_filehash_cache {
+    char    path[1100];     /* CACHE/filehash.tsv */
+    int     n, cap, dirty;
+    struct datm_filehash_entry {
+        char     *file;     /* absolute path */
+        long long size, mtime_ns;
+        char      hex[65];
+    } *e;
+} datm_filehash_cache;
+int  datm_filehash_open(const char *cache_dir, datm_filehash_cache *fc, datm_error *err);
+int  datm_filehash_get(datm_filehash_cache *fc, const char *path, char hex[65], datm_error *err);
+int  datm_filehash_save(datm_filehash_cache *fc, datm_error *err);   /* when changed */
+void datm_filehash_free(datm_filehash_cache *fc);
+
+typedef enum {
+    DATM_PIPE_PENDING = 0,   /* nothing in the cache: will run */
+    DATM_PIPE_DONE,          /* COMPLETED, linked from this pipeline's out/runs/<id> */
+    DATM_PIPE_CACHED,        /* COMPLETED in the cache (another pipeline or an earlier link) */
+    DATM_PIPE_RUNNING,       /* a live process holds its run directory's lock */
+    DATM_PIPE_FAILED,        /* FAILED: rerun only with --force */
+    DATM_PIPE_RESUMABLE,     /* INTERRUPTED or killed, with a checkpoint: will resume */
+    DATM_PIPE_PARTIAL,       /* killed before its first checkpoint: will start afresh */
+    DATM_PIPE_STATUS_COUNT_
+} datm_pipe_status;
+const char *datm_pipe_status_name(datm_pipe_status s);   /* "pending", "done", ... */
+
+typedef struct datm_pipe_state {
+    char    key[65];
+    char    dir[1200];        /* the run's directory in the cache */
+    char    result[32];       /* status attribute of its result: COMPLETED, FAILED, ...,
+                                 MISSING */
+    datm_pipe_status status;
+    int64_t ckpt_iteration;   /* RESUMABLE: mini-batches of its newest checkpoint */
+    long    pid;              /* RUNNING: the holder */
+} datm_pipe_state;
+
+/* Keys and states of every run (st: n_runs). Spec runs first, then ensembles (their keys
+ * need the members'). */
+int  datm_pipeline_states(const datm_pipeline *p, const datm_model_catalog *cat,
+                          datm_filehash_cache *fc, datm_pipe_state *st, datm_error *err);
+/* Re-reads the state of run i (its key and dir already set). */
+void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st);
+
+/* ---- running (sched.c) ---- */
+typedef struct datm_pipe_exec_opts {
+    int  jobs;              /* core budget (-j); runs at once = max(1, jobs / threads) */
+    int  threads;           /* threads per run; 0: the pipeline file's `threads` */
+    int  force;             /* rerun COMPLETED runs too (the old result is kept until the new
+                               one completes: datm run --overwrite) */
+    int  dry;               /* print what would run, run nothing */
+    int  quiet;             /* no live status line, only events */
+    const char *only;       /* POSIX extended regex over run ids (NULL: all); the members of
+                               a chosen ensemble are chosen too */
+    const char *datm_exe;   /* the datm binary that runs each run */
+} datm_pipe_exec_opts;
+
+/* Marks the runs chosen by opts->only (p->runs[i].selected). Returns the count, or -1 with
+ * err set for a bad regex. */
+int  datm_pipeline_select(datm_pipeline *p, const char *only, datm_error *err);
+/* Runs every selected run that is not COMPLETED in the cache (st from datm_pipeline_states,
+ * updated in place): pending ones with `datm run`, resumable ones with `datm resume`,
+ * ensembles once their members are done; independent runs at once within the core budget,
+ * each with its log in OUT/logs/<id>.log, every finished run linked as OUT/runs/<id>.
+ * Killing the pipeline stops its runs at a checkpoint (they get SIGINT) and a rerun
+ * continues where they stopped. *n_failed counts runs that did not complete. Returns DATM_OK
+ * unless the pipeline itself could not go on (then err says why). */
+int  datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
+                           const datm_pipe_exec_opts *o, datm_pipe_state *st, int *n_failed,
+                           datm_error *err);
+
 /* fnmatch-style glob (* ? [...]) match of a whole string. */
 int  datm_glob_match(const char *pattern, const char *s);
 

@@ -1,0 +1,197 @@
+/* engine/cli/cmd_pipeline.c: `datm pipeline run|status|report PIPE` — runs, states and the
+ * report of a pipeline file (engine/pipeline/pipefile.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "pipeline/pipefile.h"
+
+enum { EXIT_CLAIMS = 3 };
+
+static void help(FILE *f)
+{
+    fprintf(f,
+        "usage: datm pipeline run PIPE.yaml [--profile P] [-j N] [--threads T] [--only REGEX]\n"
+        "                         [--dry] [--force] [--strict] [--quiet]\n"
+        "       datm pipeline status PIPE.yaml [--profile P]\n"
+        "       datm pipeline report PIPE.yaml [--profile P] [-o DIR] [--strict]\n\n"
+        "A pipeline file lists runs (single specs with overrides, or a matrix of axes), named\n"
+        "profiles of overrides, and the tables, figures and claims made from the runs\n"
+        "(README: Pipelines). Every run is cached by a key over what it computes: the\n"
+        "engine's numerics version, its settings that differ from the defaults, and the\n"
+        "content hashes of its data files. A COMPLETED run with the same key is reused,\n"
+        "never rerun; an interrupted one resumes from its checkpoint.\n\n"
+        "run       runs what is not cached (independent runs at once within the core budget,\n"
+        "          each logging to OUT/logs/<id>.log), links each run as OUT/runs/<id>, then\n"
+        "          writes the report into OUT (the file's out:, default results/<name>).\n"
+        "          Killed or interrupted, it stops every run at a checkpoint; run it again to\n"
+        "          continue.\n"
+        "status    one line per run: pending, done, cached, running, failed, resumable or\n"
+        "          partial, with its cache key and directory.\n"
+        "report    (re)writes REPORT.md, tables/, figures/ and claims from the runs alone.\n\n"
+        "--profile P   the profile's overrides (default: the file's default_profile)\n"
+        "-j N          core budget (default 1); runs at once = N / threads\n"
+        "--threads T   threads per run (default: the file's threads:, else 1)\n"
+        "--only REGEX  only the runs whose id matches (and the members of chosen ensembles)\n"
+        "--dry         print what would run and the cache keys; run nothing\n"
+        "--force       rerun cached runs too (each old result is kept until its new one is\n"
+        "              COMPLETED)\n"
+        "--strict      exit 3 when a claim is not reproduced\n"
+        "--cache DIR   the run cache (default: the file's cache:, else $DATM_CACHE, else\n"
+        "              .cache/runs)\n\n"
+        "Exit: 0 every run completed (and, with --strict, every claim reproduced); 1 a run\n"
+        "failed or was interrupted; 2 a bad pipeline file or usage; 3 (--strict) a claim\n"
+        "not reproduced.\n");
+}
+
+typedef struct pipe_args {
+    const char *verb, *file, *profile, *only, *out, *cache;
+    int jobs, threads, dry, force, strict, quiet;
+} pipe_args;
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, pipe_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->jobs = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) { help(stdout); return DATM_EXIT_OK; }
+#define VALUE(flag)                                                                        \
+    if (!v) { fprintf(stderr, "datm pipeline: %s needs a value\n", flag); return DATM_EXIT_USAGE; } \
+    i++
+        if (!strcmp(s, "--profile")) { VALUE(s); a->profile = v; }
+        else if (!strcmp(s, "--only")) { VALUE(s); a->only = v; }
+        else if (!strcmp(s, "-o")) { VALUE(s); a->out = v; }
+        else if (!strcmp(s, "--cache")) { VALUE(s); a->cache = v; }
+        else if (!strcmp(s, "-j") || !strcmp(s, "--threads")) {
+            VALUE(s);
+            if (parse_int(v, 1, 4096, s[1] == 'j' ? &a->jobs : &a->threads)) {
+                fprintf(stderr, "datm pipeline: %s '%s': expected a whole number >= 1\n", s, v);
+                return DATM_EXIT_USAGE;
+            }
+        } else if (!strncmp(s, "-j", 2) && s[2]) {
+            if (parse_int(s + 2, 1, 4096, &a->jobs)) {
+                fprintf(stderr, "datm pipeline: '%s': expected -j N\n", s);
+                return DATM_EXIT_USAGE;
+            }
+        }
+        else if (!strcmp(s, "--dry")) a->dry = 1;
+        else if (!strcmp(s, "--force")) a->force = 1;
+        else if (!strcmp(s, "--strict")) a->strict = 1;
+        else if (!strcmp(s, "--quiet")) a->quiet = 1;
+        else if (s[0] == '-') {
+            fprintf(stderr, "datm pipeline: unknown option '%s' (see datm pipeline --help)\n", s);
+            return DATM_EXIT_USAGE;
+        } else if (!a->verb) a->verb = s;
+        else if (!a->file) a->file = s;
+        else {
+            fprintf(stderr, "datm pipeline: unexpected argument '%s'\n", s);
+            return DATM_EXIT_USAGE;
+        }
+#undef VALUE
+    }
+    if (!a->verb || !a->file) {
+        help(stderr);
+        return DATM_EXIT_USAGE;
+    }
+    if (strcmp(a->verb, "run") && strcmp(a->verb, "status") && strcmp(a->verb, "report")) {
+        fprintf(stderr, "datm pipeline: unknown action '%s': run, status or report\n", a->verb);
+        return DATM_EXIT_USAGE;
+    }
+    return -1;
+}
+
+static int cmd_status(const datm_pipeline *p, const datm_pipe_state *st)
+{
+    int counts[DATM_PIPE_STATUS_COUNT_] = {0};
+    printf("# pipeline %s%s%s: %d runs; cache %s\n", p->name, p->profile[0] ? ", profile " : "",
+           p->profile, p->n_runs, p->cache_dir);
+    for (int i = 0; i < p->n_runs; i++) {
+        const datm_pipe_state *s = &st[i];
+        counts[s->status]++;
+        char extra[64] = "";
+        if (s->status == DATM_PIPE_RESUMABLE)
+            snprintf(extra, sizeof extra, " (checkpoint at %lld)", (long long)s->ckpt_iteration);
+        if (s->status == DATM_PIPE_RUNNING) snprintf(extra, sizeof extra, " (pid %ld)", s->pid);
+        printf("%-9s %-30s %.16s  %s%s\n", datm_pipe_status_name(s->status), p->runs[i].id, s->key,
+               s->dir, extra);
+    }
+    printf("#");
+    for (int k = 0; k < DATM_PIPE_STATUS_COUNT_; k++)
+        if (counts[k]) printf(" %s %d", datm_pipe_status_name((datm_pipe_status)k), counts[k]);
+    printf("\n");
+    return DATM_EXIT_OK;
+}
+
+int datm_cmd_pipeline(int argc, char **argv)
+{
+    pipe_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    if (a.quiet) datm_log_set_level(DATM_LOG_WARN);
+    datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+    datm_pipeline p;
+    datm_error err = {0};
+    if (datm_pipeline_load(a.file, a.profile, &cat, &p, &err)) {
+        fprintf(stderr, "datm pipeline: %s\n", err.msg);
+        return err.code == DATM_E_NOMEM || err.code == DATM_E_IO ? DATM_EXIT_FAIL : DATM_EXIT_USAGE;
+    }
+    if (a.cache) snprintf(p.cache_dir, sizeof p.cache_dir, "%s", a.cache);
+    int exit_code = DATM_EXIT_OK;
+    datm_pipe_state *st = calloc((size_t)p.n_runs, sizeof *st);
+    datm_filehash_cache fc;
+    if (!st) {
+        fprintf(stderr, "datm pipeline: out of memory\n");
+        datm_pipeline_free(&p);
+        return DATM_EXIT_FAIL;
+    }
+    if (datm_filehash_open(p.cache_dir, &fc, &err) ||
+        datm_pipeline_states(&p, &cat, &fc, st, &err)) {
+        fprintf(stderr, "datm pipeline: %s\n", err.msg);
+        exit_code = DATM_EXIT_FAIL;
+        goto done;
+    }
+    if (!strcmp(a.verb, "status")) {
+        exit_code = cmd_status(&p, st);
+    } else if (!strcmp(a.verb, "run")) {
+        if (datm_pipeline_select(&p, a.only, &err) < 0) {
+            fprintf(stderr, "datm pipeline: %s\n", err.msg);
+            exit_code = DATM_EXIT_USAGE;
+            goto done;
+        }
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) snprintf(exe, sizeof exe, "%s", argv[0]);
+        else exe[n] = '\0';
+        datm_pipe_exec_opts o = {.jobs = a.jobs, .threads = a.threads, .force = a.force,
+                                 .dry = a.dry, .quiet = a.quiet, .only = a.only, .datm_exe = exe};
+        int n_failed = 0;
+        if (datm_pipeline_execute(&p, &cat, &o, st, &n_failed, &err)) {
+            fprintf(stderr, "datm pipeline: %s\n", err.msg);
+            exit_code = DATM_EXIT_FAIL;
+        } else if (n_failed) {
+            exit_code = DATM_EXIT_FAIL;
+        }
+    }
+done:
+    if (fc.path[0]) {
+        datm_error e2 = {0};
+        if (datm_filehash_save(&fc, &e2)) fprintf(stderr, "datm pipeline: warning: %s\n", e2.msg);
+        datm_filehash_free(&fc);
+    }
+    free(st);
+    datm_pipeline_free(&p);
+    return exit_code;
+}
