@@ -30,6 +30,7 @@ static const struct { const char *run, *metric; double v; } table[] = {
     {"n", "x", NAN},
     {"128", "ppl", 7.0},
     {"r-1", "m_2", 3.0},
+    {"sdatm+lr", "error_rate", 0.25},
 };
 
 static int lookup(void *user, const char *run, const char *metric, double *v)
@@ -81,6 +82,8 @@ static void check_values(void)
         {"whai_128.perplexity <= wai_128.perplexity", T},
         {"whai_128-64-32.perplexity < whai_128.perplexity", T},
         {"r-1.m_2 == 3", T},
+        {"sdatm+lr.error_rate * 4 == 1", T},
+        {"a.x + 1 == 11", T},
         {"128.ppl == 7", T},
         {"a.x - b.x == 6", T},
         {"a.x / b.x * c.x == 5", T},
@@ -149,6 +152,7 @@ static void check_errors(void)
         {"a.x < ", 7, "unexpected end"},
         {"a. < 1", 3, "expected a metric name after 'a.'"},
         {"whai < 1", 1, "'whai' is not a number, a reference"},
+        {"a.x < 1+2", 7, "around a subtraction or an addition"},
         {"a.x < 1 $", 9, "unexpected character '$'"},
         {"not 3", 5, "'not' needs a truth value"},
         {"a.x < (1, 2)", 9, "expected ')'"},

@@ -102,11 +102,14 @@ static void fail_at(parser *p, int pos, const char *fmt, ...)
 
 static int name_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-/* End of the name starting at i: name characters, and '-' directly between two of them. */
+static int joiner(char c) { return c == '-' || c == '+'; }
+
+/* End of the name starting at i: name characters, and '-' or '+' directly between two of
+ * them (run ids such as whai_128-64 or sdatm+lr). */
 static int name_end(const char *s, int i)
 {
     int j = i;
-    while (name_char(s[j]) || (s[j] == '-' && j > i && name_char(s[j - 1]) && name_char(s[j + 1])))
+    while (name_char(s[j]) || (joiner(s[j]) && j > i && name_char(s[j - 1]) && name_char(s[j + 1])))
         j++;
     return j;
 }
@@ -186,8 +189,9 @@ static void lex_name(parser *p, int i)
     }
     fail_at(p, i, "'%.*s' is not a number, a reference RUN.METRIC, a function or and/or/not%s",
             n, s + i,
-            memchr(s + i, '-', n) ? " (a '-' between two name characters belongs to the name: "
-                                    "put spaces around a subtraction)" : "");
+            (memchr(s + i, '-', n) || memchr(s + i, '+', n))
+                ? " (a '-' or '+' between two name characters belongs to the name: put spaces "
+                  "around a subtraction or an addition)" : "");
 }
 
 /* Reads the next token into p->cur. */
@@ -203,9 +207,9 @@ static void next(parser *p)
     if (isdigit((unsigned char)s[i]) || (s[i] == '.' && isdigit((unsigned char)s[i + 1]))) {
         int j = number_end(s, i);
         /* a number unless a name character follows, or a '-' or '.' that joins a name */
-        int joined = name_char(s[j]) || ((s[j] == '-' || s[j] == '.') && name_char(s[j - 1]) &&
-                                         name_char(s[j + 1]) && !isdigit((unsigned char)s[j + 1]));
-        if (s[j] == '-' && isdigit((unsigned char)s[j + 1])) joined = 1;   /* 128-64.x */
+        int joined = name_char(s[j]) || (joiner(s[j]) && name_char(s[j + 1])) ||   /* 128-64.x */
+                     (s[j] == '.' && name_char(s[j - 1]) && name_char(s[j + 1]) &&
+                      !isdigit((unsigned char)s[j + 1]));
         if (!joined || s[i] == '.') {
             t->t = T_NUM;
             t->num = strtod(s + i, NULL);

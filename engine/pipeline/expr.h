@@ -11,9 +11,10 @@
  *   prod    := unary (('*' | '/') unary)*
  *   unary   := '-' unary | primary
  *   primary := NUMBER | RUN '.' METRIC | FUNC '(' args ')' | '(' expr ')'
- * NUMBER: 12, 0.5, .5, 1e-3. RUN and METRIC: letters, digits, '_' and '-'; a '-' directly
- * between two name characters belongs to the name, so `whai_128-64-32.perplexity` is one
- * reference and subtraction needs spaces (`a.x - b.x`). A run id made of digits only
+ * NUMBER: 12, 0.5, .5, 1e-3. RUN and METRIC: letters, digits, '_', '-' and '+'; a '-' or '+'
+ * directly between two name characters belongs to the name (run ids such as whai_128-64-32
+ * or sdatm+lr), so `whai_128-64-32.perplexity` is one reference and subtraction and
+ * addition need spaces (`a.x - b.x`, `a.x + 1`). A run id made of digits only
  * (`128.perplexity`) is read as a reference when a name character follows the '.'.
  * Functions: abs(x), min(a, b), max(a, b) give numbers; approx(x, ref, rel) holds when
  * |x - ref| <= rel * |ref|; between(x, lo, hi) holds when lo <= x <= hi. The whole expression
