@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ci/setup.sh: prepare a fresh Debian 12 machine (run as root, or with sudo available) to
 # build, test and run datm, then build the built-in default data (the Brown corpus) into
-# .cache/data/brown with ci/fetch_brown.sh.
+# .cache/data/brown with ci/fetch_brown.sh, and the small labelled image set of the tests
+# (digits, from Debian's python3-sklearn .deb) into .cache/data/digits with ci/fetch_digits.sh.
 #
 # Packages: compiler and build tools (build-essential, cmake, pkg-config, git for the
 # version stamp), the libraries (OpenBLAS, HDF5, libyaml, zlib), hdf5-tools (h5dump, used by
@@ -47,3 +48,4 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDATM_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc 2>/dev/null || echo 2)" --target datm
 
 bash ci/fetch_brown.sh "$build/datm"
+bash ci/fetch_digits.sh

@@ -14,13 +14,14 @@
 #include "eval/classify.h"
 #include "pipeline/pipeline.h"
 
-/* The digits set's train and (te != NULL) test parts, located through DATM_DATA (default
- * ../shared/data). Non-zero with err set when absent: the caller skips (exit 77). */
+/* The digits set's train and (te != NULL) test parts, found as a spec's `dataset: digits` is
+ * (datm_dataset_resolve: $DATM_DATA/digits, else the copy that ci/setup.sh writes into
+ * .cache/data/digits from Debian's python3-sklearn). Non-zero with err set when absent: the
+ * caller skips (exit 77) with the message. */
 static inline int sdatm_testrun_digits(datm_corpus *tr, datm_corpus *te, datm_error *err)
 {
-    const char *data = getenv("DATM_DATA");
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
+    if (datm_dataset_resolve("digits", dir, sizeof dir, err)) return 1;
     if (datm_corpus_load(dir, "train", tr, err)) return 1;
     if (te && datm_corpus_load(dir, "test", te, err)) {
         datm_corpus_free(tr);

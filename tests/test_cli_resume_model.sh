@@ -8,9 +8,8 @@
 set -u
 DATM=${DATM_BIN:-build/datm}
 SRC=${DATM_SOURCE_DIR:-.}
-: "${DATM_DATA:=$SRC/../shared/data}"
-export DATM_DATA
-[ -d "$DATM_DATA/digits" ] || { echo "skipped: no $DATM_DATA/digits"; exit 77; }
+. "$(dirname "$0")/testlib.sh"
+datm_data_dir digits > /dev/null || { echo "skipped: no digits in \$DATM_DATA nor .cache/data (bash ci/setup.sh writes it)"; exit 77; }
 command -v h5dump >/dev/null || { echo "skipped: h5dump missing"; exit 77; }
 $DATM models | grep -q '^dlda-tlasgr ' || { echo "skipped: dlda-tlasgr not registered"; exit 77; }
 T=$(mktemp -d /tmp/datm_resume_model_XXXXXX)

@@ -1,7 +1,7 @@
 /* ctest-labels: e2e  ctest-timeout: 600 */
 /* tests/test_sdatm_digits.c: sdatm-l and sdatm-n end to end through the plugin contract on the
- * real `digits` set (1,442 training / 355 test 8x8 images; $DATM_DATA/digits, skipped when
- * absent): a short run (unsupervised epochs, then supervised ones) must
+ * real `digits` set (1,442 training / 355 test 8x8 images; $DATM_DATA/digits or the copy
+ * ci/setup.sh writes into .cache/data, skipped when absent): a short run (unsupervised epochs, then supervised ones) must
  *  1. classify the test images far better than chance (error < 0.25; chance is 0.90 for
  *     ten balanced classes, and a model whose label gradient or head were broken stays near
  *     it: the error after the unsupervised epochs alone is checked to be > 0.5);

@@ -18,6 +18,7 @@
 #include "data/data.h"
 #include "eval/classify.h"
 #include "pipeline/pipeline.h"
+#include "sdatm_testrun.h"
 #include "test_check.h"
 
 enum { B = 50, EPOCHS = 12 };
@@ -129,14 +130,11 @@ static double run(const char *variant, const char *extra, const datm_corpus *tr,
 int main(void)
 {
     check_apply();
-    const char *data = getenv("DATM_DATA");
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
     datm_corpus tr, te;
     datm_error err = {0};
-    if (datm_corpus_load(dir, "train", &tr, &err) || datm_corpus_load(dir, "test", &te, &err)) {
-        printf("digits part skipped: digits not found (%s)\n", err.msg);
-        return fails ? 1 : 0;
+    if (sdatm_testrun_digits(&tr, &te, &err)) {
+        printf("skipped: the digits part (%s)\n", err.msg);
+        return fails ? 1 : 77;
     }
     const int64_t NP = te.X.n_rows * te.n_classes;
     float *P0 = malloc(sizeof(float) * (size_t)NP), *P1 = malloc(sizeof(float) * (size_t)NP);

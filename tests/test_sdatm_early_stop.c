@@ -338,13 +338,10 @@ int main(void)
     CHECK(spec_error("sdatm-l", "model.val_every=0", "val_every"));
     CHECK(spec_error("sdatm-l", "model.val_patience=-1", "val_patience"));
 
-    const char *data = getenv("DATM_DATA");
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/digits", data ? data : "../shared/data");
     datm_corpus tr;
     datm_error err = {0};
-    if (datm_corpus_load(dir, "train", &tr, &err)) {
-        printf("digits not found (%s): the real-data part is skipped\n", err.msg);
+    if (sdatm_testrun_digits(&tr, NULL, &err)) {
+        printf("skipped: the digits part (%s)\n", err.msg);
         if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
         return 77;
     }

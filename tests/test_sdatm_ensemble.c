@@ -285,7 +285,7 @@ int main(void)
     datm_corpus tr, te;
     datm_error err = {0};
     if (sdatm_testrun_digits(&tr, &te, &err)) {
-        printf("digits not found (%s): the real-data part is skipped\n", err.msg);
+        printf("skipped: the digits part (%s)\n", err.msg);
         return fails ? 1 : 77;
     }
     {   /* with early stopping's patience: rejected at create */

@@ -45,7 +45,7 @@ int main(void)
     datm_error err = {0};
     sdatm_testrun r;
     if (sdatm_testrun_digits(&tr, &te, &err)) {
-        printf("digits not found (%s): skipped\n", err.msg);
+        printf("skipped: digits not found (%s)\n", err.msg);
         return 77;
     }
     /* 3: rejected without thinning */

@@ -1,17 +1,31 @@
 # tests/testlib.sh: the shared start of the shell tests that drive the datm binary on a data
-# set of $DATM_DATA (sourced, not a test itself):
+# set (sourced, not a test itself):
 #   . "$(dirname "$0")/testlib.sh"
 #   datm_test_init NAME DATASET     # exits 77 (skip) without the binary, the data or h5dump
 #   check 'COND' 'what it means'   # prints ok / FAIL, a failure sets fail=1
 #   ...; exit $fail
-# Sets datm (the binary, $DATM_BIN or build/datm), data ($DATM_DATA or ../shared/data) and tmp
-# (a scratch directory removed on exit).
+# Sets datm (the binary, $DATM_BIN or build/datm), data (the directory that holds DATASET,
+# found by datm_data_dir) and tmp (a scratch directory removed on exit).
+
+# datm_data_dir NAME: prints the directory holding data set NAME, looked up in the order a
+# spec's `dataset: NAME` is (datm_dataset_resolve): $DATM_DATA (default ../shared/data), then
+# .cache/data of the source tree, where ci/setup.sh builds brown and writes digits.
+datm_data_dir() {
+    local d src="${DATM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+    for d in "${DATM_DATA:-../shared/data}" "$src/.cache/data"; do
+        [ -f "$d/$1/train.docword.gz" ] && { echo "$d"; return 0; }
+    done
+    return 1
+}
+
 datm_test_init() {
     datm="${DATM_BIN:-build/datm}"
-    data="${DATM_DATA:-../shared/data}"
-    [ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
-    [ -f "$data/$2/train.docword.gz" ] || { echo "skip: $data/$2 missing"; exit 77; }
-    command -v h5dump > /dev/null || { echo "skip: h5dump missing"; exit 77; }
+    [ -x "$datm" ] || { echo "skipped: $datm not built"; exit 77; }
+    data=$(datm_data_dir "$2") || {
+        echo "skipped: data set $2 not in ${DATM_DATA:-../shared/data} nor .cache/data (bash ci/setup.sh writes it)"
+        exit 77
+    }
+    command -v h5dump > /dev/null || { echo "skipped: h5dump missing"; exit 77; }
     fail=0
     tmp=$(mktemp -d "/tmp/datm_test_$1_XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
