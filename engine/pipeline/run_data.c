@@ -24,20 +24,28 @@ static int file_exists(const char *p)
 static void closest_dataset(const char *name, char *out, size_t size)
 {
     out[0] = '\0';
-    const char *env = getenv("DATM_DATA");
-    DIR *d = opendir(env && *env ? env : "../shared/data");
-    if (!d) return;
+    /* the places datm_dataset_resolve looks in, so that the built-in sets of .cache/data
+     * (brown) are suggested on a machine without $DATM_DATA too */
+    const char *env = getenv("DATM_DATA"), *src = getenv("DATM_SOURCE_DIR");
+    char places[3][1024];
+    snprintf(places[0], sizeof places[0], "%s", env && *env ? env : "../shared/data");
+    snprintf(places[1], sizeof places[1], ".cache/data");
+    snprintf(places[2], sizeof places[2], "%s/.cache/data", src && *src ? src : ".");
     enum { MAXN = 256 };
     char names[MAXN][128];
     const char *cand[MAXN];
     int n = 0;
-    for (struct dirent *e; n < MAXN && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof names[0]) continue;
-        snprintf(names[n], sizeof names[0], "%s", e->d_name);
-        cand[n] = names[n];
-        n++;
+    for (int p = 0; p < 3; p++) {
+        DIR *d = opendir(places[p]);
+        if (!d) continue;
+        for (struct dirent *e; n < MAXN && (e = readdir(d)) != NULL;) {
+            if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof names[0]) continue;
+            snprintf(names[n], sizeof names[0], "%s", e->d_name);
+            cand[n] = names[n];
+            n++;
+        }
+        closedir(d);
     }
-    closedir(d);
     const char *near = datm_closest_name(name, cand, n);
     if (near) snprintf(out, size, "%s", near);
 }
