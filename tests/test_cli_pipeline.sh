@@ -1,33 +1,34 @@
 #!/bin/bash
 # ctest-labels: e2e  ctest-timeout: 240
-# tests/test_cli_pipeline.sh: the user-facing pipeline commands end to end.
+# tests/test_cli_pipeline.sh: the user-facing pipeline commands end to end, on the Brown
+# corpus that ci/setup.sh builds (laid out by tests/brown_heldout.sh for the
+# held-out-documents protocol of the CI spec).
 # - datm run experiments/quick/ci.yaml: result.h5 COMPLETED with the documented names
 #   (h5dump), spec.resolved.yaml / overrides.txt / run.log / report.md (with --quiet, run.log
 #   still has the info lines and the training progress), figures with their
-#   .gp and .dat, then `datm check-metrics` against results/baselines/quick_ci.yaml passes,
-#   and fails against a baseline moved by 1%
+#   .gp and .dat, then `datm check-metrics` against results/baselines/brown-unigram.yaml
+#   passes, and fails against a baseline moved by 1%
 # - datm check: exit 0 and the resolved spec for a good spec, exit 2 with file:line:col and
 #   the key for a bad one, exit 1 for a missing file; overrides listed in overrides.txt
 # - datm run of a spec whose data set is misspelt or empty: exit 1, no result.h5, the message
-#   names file:line:col and data.dataset (and the closest data set under DATM_DATA); a value the
-#   model itself rejects at create (model.layers: []) is named with its file:line:col
+#   names file:line:col and data.dataset (and the closest data set: brown for brwn); a value
+#   the model itself rejects at create (model.layers: []) is named with its file:line:col
 # - datm models / describe VARIANT / describe --all --markdown (every engine key documented)
 # - every command answers --help with exit 0
-# Skips (77) without 20news_2000.
+# Skips (77) without the Brown corpus or h5dump.
 set -u
 DATM=${DATM_BIN:-build/datm}
 SRC=${DATM_SOURCE_DIR:-.}
-: "${DATM_DATA:=$SRC/../shared/data}"
-export DATM_DATA
-[ -d "$DATM_DATA/20news_2000" ] || { echo "skipped: no $DATM_DATA/20news_2000"; exit 77; }
 command -v h5dump >/dev/null || { echo "skipped: h5dump missing"; exit 77; }
 T=$(mktemp -d /tmp/datm_cli_XXXXXX)
 trap 'rm -rf "$T"' EXIT
+BH=$T/brown_heldout
+bash "$SRC/tests/brown_heldout.sh" "$BH" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
 fail=0
 check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
 
 # --- run -> HDF5 -> figures -> check-metrics ---
-$DATM run "$SRC/experiments/quick/ci.yaml" evaluate.burnin=0 -o "$T/run" --quiet 2> "$T/quiet_err.txt"
+$DATM run "$SRC/experiments/quick/ci.yaml" data.dataset="$BH" evaluate.burnin=0 -o "$T/run" --quiet 2> "$T/quiet_err.txt"
 check '[ $? -eq 0 ]' "quick CI run exits 0"
 R=$T/run
 # --quiet quietens the terminal only: run.log keeps the record, with the final progress line
@@ -55,9 +56,11 @@ check '[ -f "$R/figures/perplexity_vs_iteration.gp" ] && [ -f "$R/figures/perple
 if command -v gnuplot >/dev/null; then
   check '[ -s "$R/figures/perplexity_vs_iteration.png" ] && [ -s "$R/figures/perplexity_vs_iteration.svg" ]' "figure rendered"
 fi
-$DATM check-metrics "$R" --baseline "$SRC/results/baselines/quick_ci.yaml" > "$T/cm.txt"
-check '[ $? -eq 0 ]' "check-metrics against the CI baseline passes"
-sed 's/value: 1364.8156259919924/value: 1351.167/' "$SRC/results/baselines/quick_ci.yaml" > "$T/moved.yaml"
+$DATM check-metrics "$R" --baseline "$SRC/results/baselines/brown-unigram.yaml" > "$T/cm.txt"
+check '[ $? -eq 0 ]' "check-metrics against the Brown unigram baseline passes"
+# the perplexity 1% lower: 3007.624 / 1.01
+sed 's/value: 3007.6240141219669/value: 2977.846/' "$SRC/results/baselines/brown-unigram.yaml" > "$T/moved.yaml"
+check '! cmp -s "$SRC/results/baselines/brown-unigram.yaml" "$T/moved.yaml"' "the moved baseline differs"
 $DATM check-metrics "$R" --baseline "$T/moved.yaml" > /dev/null
 check '[ $? -eq 1 ]' "check-metrics fails against a baseline 1% off"
 
@@ -66,7 +69,7 @@ out=$($DATM check "$SRC/experiments/quick/ci.yaml" train.epochs=5)
 check '[ $? -eq 0 ]' "check of the CI spec exits 0"
 check 'echo "$out" | grep -q "^  epochs: 5$" && echo "$out" | grep -q "batch_size: 1000$" && echo "$out" | grep -q "shuffle: true  # default"' "resolved spec printed with defaults marked"
 check 'echo "$out" | grep -q "spec_hash: [0-9a-f]\{64\}"' "hash printed"
-printf 'data:\n  dataset: 20news_2000\nmodel:\n  variant: unigram\n  alpah: 1\ntrain:\n  epochs: 0\n' > "$T/bad.yaml"
+printf 'data:\n  dataset: brown\nmodel:\n  variant: unigram\n  alpah: 1\ntrain:\n  epochs: 0\n' > "$T/bad.yaml"
 $DATM check "$T/bad.yaml" 2> "$T/bad.txt"
 check '[ $? -eq 2 ]' "check of a bad spec exits 2"
 check 'grep -q "bad.yaml:5:3: unknown key .alpah. in section .model. (did you mean .alpha.?)" "$T/bad.txt"' "unknown key with position and suggestion"
@@ -75,14 +78,14 @@ $DATM check "$T/none.yaml" 2>/dev/null
 check '[ $? -eq 1 ]' "missing spec file exits 1"
 $DATM run "$T/bad.yaml" -o "$T/badrun" 2>/dev/null
 check '[ $? -eq 2 ] && [ ! -e "$T/badrun" ]' "run refuses a bad spec before creating anything"
-printf 'data:\n  dataset: 20news_200\nmodel:\n  variant: unigram\n' > "$T/typo.yaml"
+printf 'data:\n  dataset: brwn\nmodel:\n  variant: unigram\n' > "$T/typo.yaml"
 $DATM run "$T/typo.yaml" -o "$T/typorun" --quiet 2> "$T/typo.txt"
 check '[ $? -eq 1 ] && [ ! -e "$T/typorun/result.h5" ]' "a missing data set fails the run, no result.h5"
-check 'grep -q "typo.yaml:2:12: data.dataset: data set .20news_200. not found: looked in .* (did you mean .20news_2000.?)" "$T/typo.txt"' "missing data set: file:line:col, key, places looked and a suggestion"
+check 'grep -q "typo.yaml:2:12: data.dataset: data set .brwn. not found: looked in .* (did you mean .brown.?)" "$T/typo.txt"' "missing data set: file:line:col, key, places looked and a suggestion"
 printf 'data:\n  dataset: ""\nmodel:\n  variant: unigram\n' > "$T/empty.yaml"
 $DATM run "$T/empty.yaml" -o "$T/emptyrun" --quiet 2> "$T/empty.txt"
 check '[ $? -eq 1 ] && grep -q "empty.yaml:2:12: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named at file:line:col"
-printf 'data:\n  dataset: 20news_2000\nmodel:\n  variant: whai\n  layers: []\n' > "$T/nolayers.yaml"
+printf 'data:\n  dataset: brown\nmodel:\n  variant: whai\n  layers: []\n' > "$T/nolayers.yaml"
 $DATM run "$T/nolayers.yaml" -o "$T/nolayersrun" --quiet 2> "$T/nolayers.txt"
 check '[ $? -eq 1 ] && grep -q "nolayers.yaml:5:11: model whai: model.layers: 0 layers" "$T/nolayers.txt"' "a model's own check names file:line:col of the key"
 $DATM run "$T/nolayers.yaml" "model.layers=[8,8,8,8,8,8,8,8,8]" -o "$T/nolayersrun2" --quiet 2> "$T/nolayers2.txt"

@@ -1,22 +1,24 @@
 #!/bin/bash
 # ctest-labels: e2e  ctest-timeout: 240
-# tests/test_cli_resume.sh: crash safety and resume of `datm run` on real data.
+# tests/test_cli_resume.sh: crash safety and resume of `datm run` on real data (the quick
+# unigram spec on the Brown corpus that ci/setup.sh builds, laid out by tests/brown_heldout.sh
+# for the spec's held-out-documents protocol; mini-batches of 200: 23 per epoch, 69 in all).
 # - a run killed with SIGKILL mid-run leaves no result.h5 (only result.h5.part, status RUNNING)
 #   and its checkpoints; `datm resume` finishes it with metrics and curves bit-identical to
 #   the same run uninterrupted (every value compared at 17 significant digits)
 # - SIGINT writes a checkpoint, marks the run INTERRUPTED (exit 1); resume completes it equal
 # - resume of a COMPLETED run does nothing; kept checkpoints respect keep_checkpoints
-# Skips (77) without the binary, 20news_2000 under DATM_DATA or h5dump.
+# Skips (77) without the binary, the Brown corpus or h5dump.
 set -u
 SRC=${DATM_SOURCE_DIR:-.}
-: "${DATM_DATA:=$SRC/../shared/data}"
-export DATM_DATA
 . "$(dirname "$0")/testlib.sh"
-datm_test_init resume 20news_2000
+datm_test_init resume brown
 DATM=$datm
 T=$tmp
+bash "$(dirname "$0")/brown_heldout.sh" "$T/bh" || exit 1
 SPEC=$SRC/experiments/quick/unigram.yaml
-COMMON="train.epochs=3 train.checkpoint_every=7 train.eval_every=5 output.figures=false"
+COMMON="data.dataset=$T/bh train.batch_size=200 train.epochs=3 train.checkpoint_every=7
+        train.eval_every=5 output.figures=false"
 
 # wall-clock quantities differ between runs; drop those datasets before comparing
 dumpcmp() { h5dump -m %.17g -d /metrics/perplexity -d /metrics/perplexity_observed \

@@ -1,23 +1,24 @@
 #!/bin/bash
 # ctest-labels: e2e  ctest-timeout: 300
-# tests/test_cli_sweep.sh: `datm sweep` on real data.
+# tests/test_cli_sweep.sh: `datm sweep` on real data (the quick unigram spec on the Brown
+# corpus that ci/setup.sh builds, laid out by tests/brown_heldout.sh for the spec's
+# held-out-documents protocol; 9 mini-batches of 500 per epoch).
 # - cartesian product (2 x 2 jobs, range()), one directory per job, manifest statuses
 # - a job spec error is reported before any job runs (exit 2, nothing run)
 # - --on-error continue runs the other jobs after a failing one; stop halts at it
 # - sweep resume: jobs killed mid-run (SIGKILL) are FAILED in the manifest; --resume skips
 #   the COMPLETED ones, resumes the others from their checkpoints, and they end equal to
 #   a plain run of the same overrides; a changed definition is refused
-# Skips (77) without the binary, 20news_2000 under DATM_DATA or h5dump.
+# Skips (77) without the binary, the Brown corpus or h5dump.
 set -u
 SRC=${DATM_SOURCE_DIR:-.}
-: "${DATM_DATA:=$SRC/../shared/data}"
-export DATM_DATA
 . "$(dirname "$0")/testlib.sh"
-datm_test_init sweep 20news_2000
+datm_test_init sweep brown
 DATM=$datm
 T=$tmp
+bash "$(dirname "$0")/brown_heldout.sh" "$T/bh" || exit 1
 SPEC=$SRC/experiments/quick/unigram.yaml
-FIX="train.epochs=2 output.figures=false train.checkpoint_every=10"
+FIX="data.dataset=$T/bh train.epochs=2 output.figures=false train.checkpoint_every=10"
 ppl() { h5dump -m %.17g -d /metrics/perplexity "$1" | sed -n 's/^ *(0): //p'; }
 
 # --- product and manifest ---

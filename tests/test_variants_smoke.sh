@@ -1,31 +1,31 @@
 #!/bin/bash
 # ctest-labels: e2e  ctest-timeout: 300
 # tests/test_variants_smoke.sh: short end-to-end runs of the WHAI variants of issue 6 (wai,
-# iwhai, ghai, layerwise) on a 600-document slice of 20news_2000 (layers 32-16, 3 epochs of
-# batch 100, 200 evaluation documents): each completes, its per-heldout-word perplexity is
-# finite and below V = 2000 (the uniform model), and result.h5 has its topics. Also:
+# iwhai, ghai, layerwise) with the 20News WHAI spec on a 600-document slice of the Brown
+# corpus that ci/setup.sh builds (laid out by tests/brown_heldout.sh for the spec's
+# held-out-documents protocol; layers 32-16, 3 epochs of batch 100, 200 evaluation
+# documents): each completes, its per-heldout-word perplexity is finite and below V = 5000
+# (the uniform model), and result.h5 has its topics. Also:
 # - iwhai refuses downward: true; ghai refuses rsvi_boost outside 1..8 (schema bounds);
 # - layerwise with a high threshold prunes: /model/inferred_layers is non-increasing, ends
 #   below the starting widths, and Phi(l) has the inferred shapes;
 # - wai and layerwise killed (SIGKILL) after a checkpoint and resumed end bit-identical to the
 #   same run uninterrupted (metrics, curves, Phi, inferred widths) -- for layerwise the
 #   checkpoint is taken after a stage boundary, so resume rebuilds the pruned network.
-# Skips (77) without 20news_2000 under DATM_DATA or without h5dump.
+# Skips (77) without the Brown corpus or without h5dump.
 set -u
 DATM=${DATM_BIN:-build/datm}
 SRC=${DATM_SOURCE_DIR:-.}
-: "${DATM_DATA:=$SRC/../shared/data}"
-export DATM_DATA
-[ -d "$DATM_DATA/20news_2000" ] || { echo "skipped: no $DATM_DATA/20news_2000"; exit 77; }
 command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; exit 77; }
 T=$(mktemp -d /tmp/datm_variants_XXXXXX)
 trap 'rm -rf "$T"' EXIT
+bash "$SRC/tests/brown_heldout.sh" "$T/bh" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
 fail=0
 check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
 SPEC=$SRC/experiments/20news/whai_128-64-32.yaml
 # the WHAI spec's Gibbs-fed augmentation and input thinning are off: the variants are
 # smoke-tested on the paper's Algorithm 1 (wai rejects the keys; test_whai_aug_refine covers them)
-SMALL="model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 model.enc_input_keep=1 model.eval_thin=1
+SMALL="data.dataset=$T/bh model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 model.enc_input_keep=1 model.eval_thin=1
        model.layers=[32,16] data.train_docs=600 data.eval_docs=200 train.epochs=3
        train.batch_size=100 train.eval_every=6 train.eval_docs=100 train.eval_samples=2
        evaluate.samples=5 evaluate.classify=false output.figures=false output.report=false
@@ -39,7 +39,7 @@ for v in wai iwhai ghai layerwise; do
     $DATM run "$SPEC" model.variant=$v $SMALL $extra -o "$T/$v" --quiet
     check '[ -f "$T/$v/result.h5" ]' "$v: run completed"
     p=$(scalar "$T/$v/result.h5" /metrics/perplexity)
-    check 'awk -v p="$p" "BEGIN{exit !(p > 1 && p < 2000)}"' "$v: perplexity $p finite and < V"
+    check 'awk -v p="$p" "BEGIN{exit !(p > 1 && p < 5000)}"' "$v: perplexity $p finite and < V"
 done
 
 # schema guards
