@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "io/figures.h"
+#include "io/h5.h"
 #include "io/results.h"
 
 int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
@@ -31,6 +32,7 @@ int datm_cli_parse_spec_args(int argc, char **argv, const char *const *extra,
         if (skip) continue;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) a->help = 1;
         else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) a->quiet = 1;
+        else if (!strcmp(s, "--overwrite")) a->overwrite = 1;
         else if (!strcmp(s, "-o") || !strcmp(s, "--out")) {
             if (++i >= argc) { fprintf(stderr, "datm: %s needs a directory\n", s); return DATM_EXIT_USAGE; }
             a->out_dir = argv[i];
@@ -123,11 +125,18 @@ void datm_cli_fill_run_hooks(datm_run_opts *o)
 
 int datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, char **argv)
 {
+    return datm_cli_execute_ex(spec, resume, quiet, 0, argc, argv);
+}
+
+int datm_cli_execute_ex(const datm_spec *spec, int resume, int quiet, int overwrite, int argc,
+                        char **argv)
+{
     datm_run_opts o;
     memset(&o, 0, sizeof o);
     o.run_dir = datm_config_str(datm_spec_section(spec, DATM_SEC_OUTPUT), "dir");
     o.quiet = quiet;
     o.resume = resume;
+    o.overwrite = overwrite;
     o.argc = argc;
     o.argv = argv;
     datm_cli_fill_run_hooks(&o);
@@ -140,8 +149,10 @@ int datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, cha
     sigaction(SIGTERM, &sa, NULL);
     datm_error err = {0};
     int rc = datm_run(spec, &o, &err);
+    long open_objects = datm_h5_open_objects();
+    if (open_objects > 0) datm_warn("internal: %ld HDF5 object(s) still open", open_objects);
     if (rc == DATM_OK) return DATM_EXIT_OK;
-    return DATM_EXIT_FAIL;   /* the message is in the log and in result.h5.part */
+    return DATM_EXIT_FAIL;   /* datm_run printed the message (and keeps it in run.log) */
 }
 
 int datm_cli_open_spec(int argc, char **argv, void (*help)(FILE *), datm_cli_spec_args *a,
@@ -158,7 +169,8 @@ int datm_cli_open_spec(int argc, char **argv, void (*help)(FILE *), datm_cli_spe
 static void run_help(FILE *f)
 {
     fprintf(f,
-            "usage: datm run SPEC.yaml [key.path=value ...] [-o DIR] [--threads N] [--quiet]\n\n"
+            "usage: datm run SPEC.yaml [key.path=value ...] [-o DIR] [--overwrite] [--threads N]\n"
+            "                [--quiet]\n\n"
             "Overrides: key.path=value sets a key (lists as [1,2]); ~key.path removes one.\n"
             "Validates SPEC (after the overrides), then runs its stages: train (mini-batch\n"
             "epochs with curve evaluations and checkpoints), evaluate (per-heldout-word\n"
@@ -169,6 +181,11 @@ static void run_help(FILE *f)
             "  checkpoints/ckpt-<iteration>.h5\n"
             "SIGINT (Ctrl-C) writes a checkpoint and marks the run INTERRUPTED; continue it with\n"
             "'datm resume DIR'. Exit 0 completed, 1 failed or interrupted, 2 spec or usage error.\n"
+            "DIR must be new or empty, or hold an attempt with nothing to lose (FAILED, or\n"
+            "killed before its first checkpoint). A COMPLETED run there, or an unfinished one\n"
+            "with a checkpoint (resume it), is refused unless --overwrite: then the new run is\n"
+            "written to DIR.new and replaces DIR only when it is COMPLETED. One process writes a\n"
+            "run directory at a time (DIR/run.lock holds its pid); a second fails at once.\n"
             "--threads N: OpenMP and OpenBLAS threads (default: all).\n"
             "--quiet: only warnings and errors on the terminal; run.log still gets every\n"
             "message and a progress line each minute (follow it with tail -f).\n"
@@ -189,7 +206,7 @@ int datm_cmd_run(int argc, char **argv)
         if (text) fprintf(stderr, "---\n%s# spec_hash: %s\n---\n", text, spec.hash);
         datm_free(text);
     }
-    rc = datm_cli_execute(&spec, 0, a.quiet, argc, argv);
+    rc = datm_cli_execute_ex(&spec, 0, a.quiet, a.overwrite, argc, argv);
     datm_spec_free(&spec);
     return rc;
 }

@@ -15,6 +15,7 @@ typedef struct datm_cli_spec_args {
     const char *threads;                         /* --threads N */
     int         quiet;
     int         help;
+    int         overwrite;                       /* --overwrite */
 } datm_cli_spec_args;
 
 /* Parses argv[1..]: the spec, k=v overrides, -o DIR, --threads N, --quiet, --help. Options
@@ -38,8 +39,10 @@ int datm_cli_open_spec(int argc, char **argv, void (*help)(FILE *), datm_cli_spe
                        datm_spec *spec);
 
 /* Runs a loaded spec into its output.dir with the figures/topics hooks and a SIGINT
- * handler; returns the exit code. */
+ * handler; returns the exit code. overwrite: datm_run_opts.overwrite. */
 int  datm_cli_execute(const datm_spec *spec, int resume, int quiet, int argc, char **argv);
+int  datm_cli_execute_ex(const datm_spec *spec, int resume, int quiet, int overwrite, int argc,
+                         char **argv);
 void datm_cli_fill_run_hooks(datm_run_opts *o);
 
 #endif

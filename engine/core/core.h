@@ -118,6 +118,39 @@ void datm_stop_request(void);       /* async-signal-safe */
 int  datm_stop_requested(void);
 void datm_stop_reset(void);
 
+/* ---- files written whole (fileio.c) ----
+ * A reader never sees half a file: a datm_afile writes PATH.tmp.PID, and commit flushes it to
+ * the device (fsync), renames it over PATH and syncs the directory; any failure removes the
+ * temporary, leaves PATH as it was and names the path and the system error. */
+typedef struct datm_afile {
+    FILE *f;
+    char  path[1024];
+    char  tmp[1100];
+} datm_afile;
+int  datm_afile_open(datm_afile *a, const char *path, datm_error *err);
+/* Checks every write made through a->f (ferror), then fsync, close, rename, directory sync. */
+int  datm_afile_commit(datm_afile *a, datm_error *err);
+void datm_afile_abort(datm_afile *a);   /* closes and removes the temporary */
+/* The whole of `text` as the file at path, through a datm_afile. */
+int  datm_write_text_atomic(const char *path, const char *text, datm_error *err);
+/* fsync of a file, or of the directory that holds path (after a rename into it). */
+int  datm_fsync_path(const char *path, datm_error *err);
+int  datm_fsync_parent(const char *path, datm_error *err);
+
+/* ---- the test-only fault switch (testfault.c) ----
+ * DATM_TEST_FAULT="point[@n],..." makes datm_test_fault(point) return 1 at the n-th time (1
+ * by default) the program reaches `point`, and 0 otherwise; without the variable it is always
+ * 0. It is read here only; the fault-injection tests (tests/test_fault_*.sh) use it:
+ *   enospc:write  a datm_afile commit fails with ENOSPC (a full disk)
+ *   enospc:h5     an HDF5 dataset or attribute write fails with ENOSPC
+ *   kill:<where>  SIGKILL at a point of the run (datm_test_kill): ckpt (a checkpoint written,
+ *                 not yet renamed), result (result body written, status not yet COMPLETED),
+ *                 completed (status COMPLETED, not yet renamed), renamed (result.h5 in
+ *                 place, figures not yet made), swap (an --overwrite run swapped in, the
+ *                 old run not yet removed) */
+int  datm_test_fault(const char *point);
+void datm_test_kill(const char *where);   /* raise(SIGKILL) when "kill:<where>" fires */
+
 #define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define DATM_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))

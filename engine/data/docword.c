@@ -199,6 +199,74 @@ done:
     return rc;
 }
 
+/* Entries as read: grown with the content (never sized from the header alone, which may lie). */
+typedef struct entries { int32_t *doc, *col; float *val; int64_t n, cap; } entries;
+
+static int entries_push(entries *e, int64_t max, int32_t d, int32_t w, int32_t c, datm_error *err)
+{
+    if (e->n == e->cap) {
+        int64_t cap = e->cap ? DATM_MIN(2 * e->cap, max) : DATM_MIN(max, 4096);
+        int32_t *nd = datm_alloc_array((size_t)cap, sizeof *nd, err);
+        int32_t *nc = datm_alloc_array((size_t)cap, sizeof *nc, err);
+        float *nv = datm_alloc_array((size_t)cap, sizeof *nv, err);
+        if (!nd || !nc || !nv) {
+            datm_free(nd); datm_free(nc); datm_free(nv);
+            return err ? err->code : DATM_E_NOMEM;
+        }
+        if (e->n) {
+            memcpy(nd, e->doc, (size_t)e->n * sizeof *nd);
+            memcpy(nc, e->col, (size_t)e->n * sizeof *nc);
+            memcpy(nv, e->val, (size_t)e->n * sizeof *nv);
+        }
+        datm_free(e->doc); datm_free(e->col); datm_free(e->val);
+        e->doc = nd; e->col = nc; e->val = nv;
+        e->cap = cap;
+    }
+    e->doc[e->n] = d;
+    e->col[e->n] = w;
+    e->val[e->n] = (float)c;
+    e->n++;
+    return DATM_OK;
+}
+
+static void entries_free(entries *e)
+{
+    datm_free(e->doc); datm_free(e->col); datm_free(e->val);
+    memset(e, 0, sizeof *e);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Documents with at least one entry (doc ids of e, sorted or not). */
+static int64_t distinct_docs(const entries *e, int sorted, datm_error *err)
+{
+    if (e->n == 0) return 0;
+    const int32_t *d = e->doc;
+    int32_t *tmp = NULL;
+    if (!sorted) {
+        tmp = datm_alloc_array((size_t)e->n, sizeof *tmp, err);
+        if (!tmp) return -1;
+        memcpy(tmp, e->doc, (size_t)e->n * sizeof *tmp);
+        qsort(tmp, (size_t)e->n, sizeof *tmp, cmp_i32);
+        d = tmp;
+    }
+    int64_t k = 1;
+    for (int64_t i = 1; i < e->n; i++) k += d[i] != d[i - 1];
+    datm_free(tmp);
+    return k;
+}
+
+/* Documents without entries are allowed (a held-out part can be empty), but a header whose D
+ * is mostly documents that never appear does not describe the file: more than 1000 empty
+ * documents and more than ten per non-empty one. This also bounds the row index allocated
+ * below by the content. */
+#define DOCWORD_MAX_EMPTY_RATIO 10
+#define DOCWORD_MAX_EMPTY_FREE 1000
+
 int datm_docword_read(const char *path, datm_csr *out, datm_error *err)
 {
     DATM_ASSERT(path && out);
@@ -207,16 +275,12 @@ int datm_docword_read(const char *path, datm_csr *out, datm_error *err)
     int rc = datm_linereader_open(&lr, path, err);
     if (rc) return rc;
     int64_t D = 0, W = 0, NNZ = 0;
-    int32_t *doc = NULL;
+    entries e = {0};
     rc = read_header(&lr, &D, &W, &NNZ, err);
     if (rc) goto fail;
     int64_t first_line = lr.lineno + 1;   /* line of entry 0; blank lines are not allowed */
-    rc = datm_csr_alloc(out, D, W, NNZ, err);
-    if (rc) goto fail;
-    doc = datm_alloc_array((size_t)DATM_MAX(NNZ, 1), sizeof *doc, err);
-    if (!doc) { rc = err ? err->code : DATM_E_NOMEM; goto fail; }
 
-    int64_t n = 0, trailing_blank = 0;
+    int64_t trailing_blank = 0;
     int sorted = 1;
     int32_t pd = -1, pw = -1;
     for (;;) {
@@ -231,7 +295,7 @@ int datm_docword_read(const char *path, datm_csr *out, datm_error *err)
                                 path, (long long)trailing_blank);
             goto fail;
         }
-        if (n >= NNZ) {
+        if (e.n >= NNZ) {
             rc = datm_error_set(err, DATM_E_FORMAT,
                                 "%s:%lld: more entries than NNZ = %lld given in the header",
                                 path, (long long)lr.lineno, (long long)NNZ);
@@ -251,28 +315,42 @@ int datm_docword_read(const char *path, datm_csr *out, datm_error *err)
         }
         pd = d;
         pw = w;
-        doc[n] = d;
-        out->col[n] = w;
-        out->val[n] = (float)c;
-        out->row_ptr[d + 1]++;
-        n++;
+        rc = entries_push(&e, NNZ, d, w, c, err);
+        if (rc) goto fail;
     }
-    if (n != NNZ) {
+    if (e.n != NNZ) {
         rc = datm_error_set(err, DATM_E_FORMAT,
                             "%s:%lld: file ends after %lld entries but the header says NNZ = %lld",
-                            path, (long long)lr.lineno, (long long)n, (long long)NNZ);
+                            path, (long long)lr.lineno, (long long)e.n, (long long)NNZ);
         goto fail;
+    }
+    int64_t used = distinct_docs(&e, sorted, err);
+    if (used < 0) { rc = err ? err->code : DATM_E_NOMEM; goto fail; }
+    if (D - used > DOCWORD_MAX_EMPTY_FREE && D - used > DOCWORD_MAX_EMPTY_RATIO * used) {
+        rc = datm_error_set(err, DATM_E_FORMAT,
+                            "%s: header: D = %lld documents, but only %lld have an entry: the "
+                            "header does not describe the file (at most %d empty documents, or "
+                            "%d per non-empty one, are taken)", path, (long long)D, (long long)used,
+                            DOCWORD_MAX_EMPTY_FREE, DOCWORD_MAX_EMPTY_RATIO);
+        goto fail;
+    }
+    rc = datm_csr_alloc(out, D, W, NNZ, err);
+    if (rc) goto fail;
+    for (int64_t j = 0; j < NNZ; j++) {
+        out->col[j] = e.col[j];
+        out->val[j] = e.val[j];
+        out->row_ptr[e.doc[j] + 1]++;
     }
     for (int64_t d = 0; d < D; d++) out->row_ptr[d + 1] += out->row_ptr[d];
     if (!sorted) {
-        rc = sort_entries(path, first_line, doc, out, err);
+        rc = sort_entries(path, first_line, e.doc, out, err);
         if (rc) goto fail;
     }
-    datm_free(doc);
+    entries_free(&e);
     datm_linereader_close(&lr);
     return DATM_OK;
 fail:
-    datm_free(doc);
+    entries_free(&e);
     datm_csr_free(out);
     datm_linereader_close(&lr);
     return rc;

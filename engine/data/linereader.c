@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
-enum { LR_INIT_CAP = 1 << 20, LR_MAX_LINE = 1 << 28 };
+enum { LR_INIT_CAP = 1 << 16, LR_MAX_LINE = 1 << 28 };
 
 int datm_linereader_open(datm_linereader *lr, const char *path, datm_error *err)
 {

@@ -100,7 +100,8 @@ int datm_lines_read(const char *path, int64_t expect_n, char ***out, int64_t *n_
     datm_linereader lr;
     int rc = datm_linereader_open(&lr, path, err);
     if (rc) return rc;
-    int64_t cap = expect_n > 0 ? expect_n : 1024, n = 0, blank = 0;
+    /* grown with the content: expect_n may come from a header that lies */
+    int64_t cap = expect_n > 0 ? DATM_MIN(expect_n, 1024) : 1024, n = 0, blank = 0;
     char **lines = datm_alloc_array((size_t)cap, sizeof *lines, err);
     if (!lines) { datm_linereader_close(&lr); return err ? err->code : DATM_E_NOMEM; }
     for (;;) {

@@ -4,6 +4,7 @@
  * attribute, plus the innermost HDF5 error text. */
 #include "io/h5.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +19,52 @@ struct datm_h5 {
 
 /* ---- error helpers ---- */
 
+/* Once per process, before any other HDF5 call: errors are reported through datm_error, not
+ * printed; and HDF5 does not register its exit handler. That handler flushes and closes the
+ * files still open at exit, and after a failed close (a full disk) it crashed inside
+ * H5F__close_cb; datm closes every file it opens, so nothing is left for it to do. */
 static void h5_quiet(void)
 {
     static int done;
-    if (!done) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); done = 1; }
+    if (!done) {
+        H5dont_atexit();
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        done = 1;
+    }
 }
+
+void datm_h5_init(void) { h5_quiet(); }
+
+/* What HDF5's error stack says: the outermost description (the API function's view), and
+ * the system error of a failed read or write ("errno = 28, error message = 'No space left
+ * on device'"), wherever it sits in the stack. */
+typedef struct h5_reason { char top[200], sys[200]; } h5_reason;
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
-    char *buf = data;
-    if (n == 0 && e->desc) snprintf(buf, 200, "%s", e->desc);
+    h5_reason *r = data;
+    if (!e->desc) return 0;
+    if (n == 0 || !r->top[0]) snprintf(r->top, sizeof r->top, "%s", e->desc);
+    const char *m = strstr(e->desc, "error message = '");
+    if (m && !r->sys[0]) {
+        m += strlen("error message = '");
+        size_t len = strcspn(m, "'");
+        snprintf(r->sys, sizeof r->sys, "%.*s", (int)(len < 190 ? len : 190), m);
+    }
     return 0;
+}
+
+/* Into buf: " (SYSTEM ERROR; hdf5: TOP)", " (hdf5: TOP)", or, when HDF5 left no record, the
+ * errno of the last system call when there is one; never an empty reason. Clears the stack. */
+static void h5_reason_text(char *buf, size_t size, int saved_errno)
+{
+    h5_reason r = {"", ""};
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &r);
+    H5Eclear2(H5E_DEFAULT);
+    if (r.sys[0] && r.top[0]) snprintf(buf, size, " (%s; hdf5: %s)", r.sys, r.top);
+    else if (r.top[0]) snprintf(buf, size, " (hdf5: %s)", r.top);
+    else if (saved_errno) snprintf(buf, size, " (%s)", strerror(saved_errno));
+    else snprintf(buf, size, " (HDF5 gave no reason)");
 }
 
 static void join_path(char *dst, size_t size, const char *base, const char *name)
@@ -39,16 +75,15 @@ static void join_path(char *dst, size_t size, const char *base, const char *name
     else snprintf(dst, size, "%s/%s", base, name);
 }
 
-/* Sets err to "FILE:/PATH/NAME: WHAT (hdf5: innermost message)" and clears the HDF5 stack. */
+/* Sets err to "FILE:/PATH/NAME: WHAT (reason)" and clears the HDF5 stack. */
 static int h5_fail(datm_error *err, int code, const datm_h5 *g, const char *name,
                    const char *what)
 {
-    char hmsg[200] = "", full[1024];
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
-    H5Eclear2(H5E_DEFAULT);
+    int saved = errno;
+    char reason[440], full[1024];
+    h5_reason_text(reason, sizeof reason, saved);
     join_path(full, sizeof full, g ? g->path : "", name);
-    datm_error_set(err, code, "%s:%s: %s%s%s%s", g ? g->file : "?", full, what,
-                   hmsg[0] ? " (hdf5: " : "", hmsg, hmsg[0] ? ")" : "");
+    datm_error_set(err, code, "%s:%s: %s%s", g ? g->file : "?", full, what, reason);
     return code;
 }
 
@@ -85,14 +120,14 @@ int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
     h5_quiet();
     *out = NULL;
     hid_t fapl = make_fapl();
+    errno = 0;
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    int saved = errno;
     H5Pclose(fapl);
     if (f < 0) {
-        char hmsg[200] = "";
-        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
-        H5Eclear2(H5E_DEFAULT);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot create HDF5 file (hdf5: %s)", path,
-                              hmsg);
+        char reason[440];
+        h5_reason_text(reason, sizeof reason, saved);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create HDF5 file%s", path, reason);
     }
     *out = h5_new(f, 1, path, "/", err);
     if (!*out) { H5Fclose(f); return err ? err->code : DATM_E_NOMEM; }
@@ -103,22 +138,23 @@ int datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err)
 {
     h5_quiet();
     *out = NULL;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return datm_error_set(err, DATM_E_IO, "%s: cannot open (%s)", path, strerror(errno));
+    fclose(fp);
     if (H5Fis_hdf5(path) <= 0) {
         H5Eclear2(H5E_DEFAULT);
-        FILE *fp = fopen(path, "rb");
-        if (!fp) return datm_error_set(err, DATM_E_IO, "%s: no such file", path);
-        fclose(fp);
         return datm_error_set(err, DATM_E_FORMAT, "%s: not an HDF5 file", path);
     }
     hid_t fapl = make_fapl();
+    errno = 0;
     hid_t f = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
+    int saved = errno;
     H5Pclose(fapl);
     if (f < 0) {
-        char hmsg[200] = "";
-        H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, hmsg);
-        H5Eclear2(H5E_DEFAULT);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot open HDF5 file%s (hdf5: %s)", path,
-                              writable ? " for writing" : "", hmsg);
+        char reason[440];
+        h5_reason_text(reason, sizeof reason, saved);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot open HDF5 file%s%s", path,
+                              writable ? " for writing" : "", reason);
     }
     *out = h5_new(f, 1, path, "/", err);
     if (!*out) { H5Fclose(f); return err ? err->code : DATM_E_NOMEM; }
@@ -178,18 +214,40 @@ int datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_
     return DATM_OK;
 }
 
-void datm_h5_close(datm_h5 **g)
+int datm_h5_close_checked(datm_h5 **g, datm_error *err)
 {
-    if (!g || !*g) return;
-    if ((*g)->is_file) {
-        H5Fflush((*g)->id, H5F_SCOPE_LOCAL);
-        H5Fclose((*g)->id);
-    } else {
-        H5Gclose((*g)->id);
+    if (!g || !*g) return DATM_OK;
+    int rc = DATM_OK;
+    datm_h5 *h = *g;
+    if (h->is_file) {
+        errno = 0;
+        if (H5Fflush(h->id, H5F_SCOPE_LOCAL) < 0)
+            rc = h5_fail(err, DATM_E_IO, h, NULL, "cannot write the file's contents");
+        errno = 0;
+        /* closes even after a failed flush; what it could not write is lost with the file,
+         * which the caller then does not mark complete */
+        if (H5Fclose(h->id) < 0 && !rc)
+            rc = h5_fail(err, DATM_E_IO, h, NULL, "cannot close the file");
+    } else if (H5Gclose(h->id) < 0) {
+        rc = h5_fail(err, DATM_E_IO, h, NULL, "cannot close the group");
     }
     H5Eclear2(H5E_DEFAULT);
-    datm_free(*g);
+    datm_free(h);
     *g = NULL;
+    return rc;
+}
+
+void datm_h5_close(datm_h5 **g)
+{
+    datm_error e = {0};
+    datm_h5_close_checked(g, &e);
+}
+
+long datm_h5_open_objects(void)
+{
+    h5_quiet();
+    ssize_t n = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
+    return n < 0 ? -1 : (long)n;
 }
 
 int datm_h5_flush(datm_h5 *g, datm_error *err)
@@ -313,10 +371,20 @@ static hid_t open_for_write(datm_h5 *g, const char *name, hid_t ftype, int rank,
     return d;
 }
 
+/* DATM_TEST_FAULT=enospc:h5@N: the N-th dataset or attribute write fails as on a full disk. */
+static int injected_enospc(datm_h5 *g, const char *name, datm_error *err)
+{
+    if (!datm_test_fault("enospc:h5")) return DATM_OK;
+    H5Eclear2(H5E_DEFAULT);
+    errno = ENOSPC;
+    return h5_fail(err, DATM_E_IO, g, name, "write failed");
+}
+
 static int write_numeric(datm_h5 *g, const char *name, const void *x, hid_t mtype,
                          hid_t ftype, int rank, const int64_t *dims, datm_error *err)
 {
     h5_quiet();
+    if (injected_enospc(g, name, err)) return DATM_E_IO;
     hsize_t hd[DATM_H5_MAX_RANK];
     if (check_rank(g, name, rank, dims, hd, err)) return err ? err->code : DATM_E_INVALID;
     hid_t d = open_for_write(g, name, ftype, rank, hd, err);
@@ -367,6 +435,7 @@ int datm_h5_write_strings(datm_h5 *g, const char *name, const char *const *s, in
 {
     h5_quiet();
     if (n < 0 || (n > 0 && !s)) return h5_fail(err, DATM_E_INVALID, g, name, "invalid strings");
+    if (injected_enospc(g, name, err)) return DATM_E_IO;
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
     H5Tset_cset(t, H5T_CSET_UTF8);
@@ -595,6 +664,7 @@ static int attr_write(datm_h5 *g, const char *name, hid_t ftype, hid_t mtype, co
                       datm_error *err)
 {
     h5_quiet();
+    if (injected_enospc(g, name, err)) return DATM_E_IO;
     if (H5Aexists(g->id, name) > 0 && H5Adelete(g->id, name) < 0)
         return h5_fail(err, DATM_E_IO, g, name, "cannot replace attribute");
     hid_t s = H5Screate(H5S_SCALAR);
@@ -720,4 +790,73 @@ int datm_h5_attr_get_f64(datm_h5 *g, const char *name, double *v, datm_error *er
 int datm_h5_attr_get_i64(datm_h5 *g, const char *name, int64_t *v, datm_error *err)
 {
     return attr_get_num(g, name, H5T_NATIVE_INT64, v, err);
+}
+
+/* ---- reading everything back ---- */
+
+static int read_all(datm_h5 *g, const char *prefix, datm_h5_visit_fn fn, void *user, int depth,
+                    datm_error *err)
+{
+    if (depth > 32) return h5_fail(err, DATM_E_FORMAT, g, NULL, "groups nested too deep");
+    char **names = NULL;
+    int64_t n = 0;
+    int rc = datm_h5_list(g, &names, &n, err);
+    for (int64_t i = 0; !rc && i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", prefix, names[i]);
+        int kind = datm_h5_is_group(g, names[i]);
+        if (kind == 1) {
+            datm_h5 *sub = NULL;
+            rc = datm_h5_group(g, names[i], 0, &sub, err);
+            if (!rc) rc = read_all(sub, path, fn, user, depth + 1, err);
+            datm_h5_close(&sub);
+            continue;
+        }
+        if (kind < 0) { rc = h5_fail(err, DATM_E_FORMAT, g, names[i], "unreadable object"); break; }
+        int64_t dims[DATM_H5_MAX_RANK] = {0};
+        int rank = datm_h5_shape(g, names[i], dims);
+        if (rank < 0) { rc = h5_fail(err, DATM_E_FORMAT, g, names[i], "unreadable dataset"); break; }
+        hid_t d = H5Dopen2(g->id, names[i], H5P_DEFAULT);
+        hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+        H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+        if (t >= 0) H5Tclose(t);
+        if (d >= 0) H5Dclose(d);
+        H5Eclear2(H5E_DEFAULT);
+        if (cls == H5T_STRING) {
+            char **s = NULL;
+            int64_t ns = 0;
+            rc = datm_h5_read_strings(g, names[i], &s, &ns, err);
+            for (int64_t k = 0; !rc && fn && k < ns; k++)
+                fn(path, 1, &ns, s[k], strlen(s[k]) + 1, user);
+            datm_h5_strings_free(s, ns);
+        } else if (cls == H5T_INTEGER || cls == H5T_FLOAT) {
+            double *x = NULL;
+            int r = 0;
+            rc = datm_h5_read_f64_alloc(g, names[i], &x, &r, dims, err);
+            int64_t count = 1;
+            for (int k = 0; k < r; k++) count *= dims[k];
+            if (!rc && fn) fn(path, r, dims, x, (size_t)count * sizeof *x, user);
+            datm_free(x);
+        } else {
+            rc = h5_fail(err, DATM_E_FORMAT, g, names[i], "dataset of an unexpected type");
+        }
+    }
+    datm_h5_strings_free(names, n);
+    return rc;
+}
+
+int datm_h5_read_all(datm_h5 *g, datm_h5_visit_fn fn, void *user, datm_error *err)
+{
+    h5_quiet();
+    return read_all(g, "", fn, user, 0, err);
+}
+
+int datm_h5_verify_file(const char *path, datm_h5_visit_fn fn, void *user, datm_error *err)
+{
+    datm_h5 *f = NULL;
+    int rc = datm_h5_open(path, 0, &f, err);
+    if (!rc) rc = datm_h5_read_all(f, fn, user, err);
+    datm_h5_close(&f);
+    if (rc) datm_error_prefix(err, "reading back: ");
+    return rc;
 }

@@ -23,6 +23,15 @@ int  datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err
 int  datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_error *err);
 int  datm_h5_exists(datm_h5 *g, const char *name);
 void datm_h5_close(datm_h5 **g);   /* closes and nulls; closing a file flushes it */
+/* The same, reporting a failed flush or close (a full disk) naming the file and the system
+ * error; the handle is closed and nulled either way. Use it on files being written. */
+int  datm_h5_close_checked(datm_h5 **g, datm_error *err);
+/* HDF5 objects (files, groups, datasets, ...) open in this process: 0 when every handle was
+ * closed. */
+long datm_h5_open_objects(void);
+/* Sets up HDF5 for datm (errors through datm_error, no exit handler); called by every
+ * function here, and before any direct HDF5 call elsewhere. */
+void datm_h5_init(void);
 
 int datm_h5_write_f32(datm_h5 *g, const char *name, const float *x, int rank,
                       const int64_t *dims, datm_error *err);
@@ -75,6 +84,14 @@ int  datm_h5_is_group(datm_h5 *g, const char *name);   /* 1 group, 0 dataset/oth
 /* Unlinks a dataset or group (no error when absent). */
 int  datm_h5_delete(datm_h5 *g, const char *name, datm_error *err);
 int  datm_h5_flush(datm_h5 *g, datm_error *err);
+/* Reads every dataset under g (groups recursively, in name order) in full and, when fn is
+ * given, passes each to it: numeric data as doubles (rank, dims, bytes), strings one by one
+ * (each with its NUL). Fails naming the first object that cannot be read. */
+typedef void (*datm_h5_visit_fn)(const char *path, int rank, const int64_t *dims,
+                                 const void *bytes, size_t n_bytes, void *user);
+int  datm_h5_read_all(datm_h5 *g, datm_h5_visit_fn fn, void *user, datm_error *err);
+/* Opens path read-only and reads it all (datm_h5_read_all): the file is whole and readable. */
+int  datm_h5_verify_file(const char *path, datm_h5_visit_fn fn, void *user, datm_error *err);
 /* "FILE:/group/path" of g, for messages. */
 const char *datm_h5_where(const datm_h5 *g);
 

@@ -3,11 +3,15 @@
  * A checkpoint holds the model's full state (its save(): parameters, optimiser moments,
  * counters), the data cursor (epoch, batch), the training accumulators and the curve rows so
  * far. Random streams are keyed by (seed, purpose, iteration/doc), so no generator state is
- * needed. It is written to ckpt-<it>.h5.tmp, its `complete` attribute set last, then renamed:
- * a run killed at any instant leaves either a complete checkpoint or none. Only the newest
+ * needed. It is written to ckpt-<it>.h5.tmp, flushed to the disk, read back whole, stamped with
+ * the SHA-256 of its contents (`digest`) and then `complete` (last), then renamed: a run killed
+ * at any instant leaves either a complete checkpoint or none, and a checkpoint damaged later
+ * (a bad disk, a copy cut short) fails its digest. Resume and fork take the newest checkpoint
+ * that is complete and whole, warning about each damaged one they pass over. Only the newest
  * `keep` are kept. */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,52 @@ static int read_accum(datm_h5 *g, datm_train_accum *a, datm_error *err)
     return rc;
 }
 
+/* SHA-256 of every dataset under /checkpoint (names, shapes and values, values as doubles):
+ * attributes (spec_hash, forked_from, complete) are not part of it, so a fork that re-stamps
+ * them keeps the digest. Reading everything is also the check that the file reads back. */
+static void digest_visit(const char *path, int rank, const int64_t *dims, const void *bytes,
+                         size_t n_bytes, void *user)
+{
+    datm_sha256 *c = user;
+    datm_sha256_update(c, path, strlen(path) + 1);
+    int64_t r = rank;
+    datm_sha256_update(c, &r, sizeof r);
+    datm_sha256_update(c, dims, (size_t)rank * sizeof *dims);
+    datm_sha256_update(c, bytes, n_bytes);
+}
+
+static int ckpt_digest(datm_h5 *g, char hex[65], datm_error *err)
+{
+    datm_sha256 c;
+    datm_sha256_init(&c);
+    int rc = datm_h5_read_all(g, digest_visit, &c, err);
+    if (!rc) datm_sha256_hex(&c, hex);
+    return rc;
+}
+
+/* Opens path and checks it: `complete`, and the digest when it has one (checkpoints written
+ * before digests were kept are only read back whole). */
+static int ckpt_check(const char *path, datm_error *err)
+{
+    datm_h5 *f = NULL, *g = NULL;
+    int64_t done = 0;
+    char want[80] = "", got[65];
+    int rc = datm_h5_open(path, 0, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, err);
+    if (!rc && datm_h5_attr_exists(g, "complete"))
+        rc = datm_h5_attr_get_i64(g, "complete", &done, err);
+    if (!rc && done != 1) rc = datm_error_set(err, DATM_E_FORMAT, "%s: incomplete checkpoint", path);
+    if (!rc && datm_h5_attr_exists(g, "digest"))
+        rc = datm_h5_attr_get_str(g, "digest", want, sizeof want, err);
+    if (!rc) rc = ckpt_digest(g, got, err);
+    if (!rc && want[0] && strcmp(want, got) != 0)
+        rc = datm_error_set(err, DATM_E_FORMAT, "%s: contents do not match their digest (%.12s "
+                            "stored, %.12s read): the file is damaged", path, want, got);
+    datm_h5_close(&g);
+    datm_h5_close(&f);
+    return rc;
+}
+
 int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm_model *m,
                           const datm_ckpt_state *st, const datm_curve_table *curves, int keep,
                           datm_error *err)
@@ -87,7 +137,8 @@ int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm
     char dir[1200], path[1300], tmp[1320];
     snprintf(dir, sizeof dir, "%s/%s", run_dir, CKPT_DIR);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory", dir);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s)", dir,
+                              strerror(errno));
     ckpt_path(run_dir, st->iteration, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
 
@@ -105,20 +156,41 @@ int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm
     if (!rc) rc = datm_curves_write(curves, cg, err);
     if (!rc) rc = datm_h5_group(g, "accum", 1, &ag, err);
     if (!rc) rc = write_accum(ag, &st->acc, err);
-    if (!rc) rc = datm_h5_attr_i64(g, "complete", 1, err);   /* last */
     datm_h5_close(&ag);
     datm_h5_close(&cg);
     datm_h5_close(&mg);
     datm_h5_close(&g);
-    datm_h5_close(&f);
+    if (f) {
+        int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
+    /* on the disk, then read back whole: its digest, and `complete` last */
+    if (!rc) rc = datm_fsync_path(tmp, err);
+    char hex[65];
+    if (!rc) rc = datm_h5_open(tmp, 1, &f, err);
+    if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, err);
+    if (!rc) rc = ckpt_digest(g, hex, err);
+    if (!rc) rc = datm_h5_attr_str(g, "digest", hex, err);
+    if (!rc) rc = datm_h5_attr_i64(g, "complete", 1, err);   /* last */
+    datm_h5_close(&g);
+    if (f) {
+        int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
+    if (!rc) rc = datm_fsync_path(tmp, err);
+    datm_test_kill("ckpt");
     if (rc) {
         remove(tmp);
         return datm_error_prefix(err, "writing checkpoint %s: ", path);
     }
     if (rename(tmp, path) != 0) {
+        int e = errno;
         remove(tmp);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot rename checkpoint into place", path);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot rename checkpoint into place (%s)", path,
+                              strerror(e));
     }
+    datm_error e2 = {0};
+    datm_fsync_parent(path, &e2);
     /* keep the newest `keep` */
     int64_t its[4096];
     int n = list_ckpts(run_dir, its, 4096);
@@ -130,19 +202,6 @@ int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm
     return DATM_OK;
 }
 
-static int ckpt_is_complete(const char *path)
-{
-    datm_h5 *f = NULL, *g = NULL;
-    datm_error e = {0};
-    int64_t done = 0;
-    if (datm_h5_open(path, 0, &f, &e)) return 0;
-    if (!datm_h5_group(f, DATM_GRP_CHECKPOINT, 0, &g, &e) && datm_h5_attr_exists(g, "complete"))
-        datm_h5_attr_get_i64(g, "complete", &done, &e);
-    datm_h5_close(&g);
-    datm_h5_close(&f);
-    return done == 1;
-}
-
 int datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t *iteration,
                            datm_error *err)
 {
@@ -150,11 +209,12 @@ int datm_checkpoint_latest(const char *run_dir, char *path, size_t size, int64_t
     int n = list_ckpts(run_dir, its, 4096);
     for (int i = 0; i < n; i++) {
         ckpt_path(run_dir, its[i], path, size);
-        if (ckpt_is_complete(path)) {
+        datm_error e = {0};
+        if (ckpt_check(path, &e) == DATM_OK) {
             if (iteration) *iteration = its[i];
             return DATM_OK;
         }
-        datm_warn("%s: incomplete checkpoint, skipped", path);
+        datm_warn("%s%s", e.msg, i + 1 < n ? "; skipped, trying the previous checkpoint" : "; skipped");
     }
     return datm_error_set(err, DATM_E_IO, "%s: no complete checkpoint", run_dir);
 }
@@ -164,46 +224,49 @@ int datm_checkpoint_at(const char *run_dir, int64_t iteration, char *path, size_
 {
     ckpt_path(run_dir, iteration, path, size);
     if (access(path, R_OK) != 0)
-        return datm_error_set(err, DATM_E_IO, "%s: no checkpoint after iteration %lld (%s)",
-                              run_dir, (long long)iteration, path);
-    if (!ckpt_is_complete(path))
-        return datm_error_set(err, DATM_E_IO, "%s: incomplete checkpoint", path);
-    return DATM_OK;
+        return datm_error_set(err, DATM_E_IO, "%s: no checkpoint after iteration %lld (%s: %s)",
+                              run_dir, (long long)iteration, path, strerror(errno));
+    return ckpt_check(path, err);
 }
 
 /* Copies src to dst byte for byte. */
 static int copy_file(const char *src, const char *dst, datm_error *err)
 {
     FILE *in = fopen(src, "rb");
-    if (!in) return datm_error_set(err, DATM_E_IO, "%s: cannot open", src);
+    if (!in) return datm_error_set(err, DATM_E_IO, "%s: cannot open (%s)", src, strerror(errno));
     FILE *out = fopen(dst, "wb");
     if (!out) {
+        int e = errno;
         fclose(in);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot create", dst);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create (%s)", dst, strerror(e));
     }
     char buf[1 << 16];
     size_t n;
     int rc = DATM_OK;
     while ((n = fread(buf, 1, sizeof buf, in)) > 0)
         if (fwrite(buf, 1, n, out) != n) {
-            rc = datm_error_set(err, DATM_E_IO, "%s: write failed", dst);
+            rc = datm_error_set(err, DATM_E_IO, "%s: cannot write (%s)", dst, strerror(errno));
             break;
         }
-    if (!rc && ferror(in)) rc = datm_error_set(err, DATM_E_IO, "%s: read failed", src);
+    if (!rc && ferror(in)) rc = datm_error_set(err, DATM_E_IO, "%s: cannot read (%s)", src, strerror(errno));
+    if (!rc && (fflush(out) != 0 || fsync(fileno(out)) != 0))
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot write (%s)", dst, strerror(errno));
     fclose(in);
-    if (fclose(out) != 0 && !rc) rc = datm_error_set(err, DATM_E_IO, "%s: write failed", dst);
+    if (fclose(out) != 0 && !rc)
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot write (%s)", dst, strerror(errno));
     return rc;
 }
 
 int datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_spec *new_spec,
                          int64_t *iteration, datm_error *err)
 {
-    if (!ckpt_is_complete(src))
-        return datm_error_set(err, DATM_E_IO, "%s: not a complete checkpoint", src);
+    int rc0 = ckpt_check(src, err);
+    if (rc0) return rc0;
     char dir[1200], path[1300], tmp[1320];
     snprintf(dir, sizeof dir, "%s/%s", new_run_dir, CKPT_DIR);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory", dir);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s)", dir,
+                              strerror(errno));
     datm_h5 *f = NULL, *g = NULL;
     int64_t it = -1;
     int rc = datm_h5_open(src, 0, &f, err);
@@ -220,9 +283,14 @@ int datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_sp
     if (!rc) rc = datm_h5_attr_str(g, "spec_hash", new_spec->hash, err);
     if (!rc) rc = datm_h5_attr_str(g, "forked_from", src, err);
     datm_h5_close(&g);
-    datm_h5_close(&f);
+    if (f) {
+        int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
+    if (!rc) rc = ckpt_check(tmp, err);   /* the copy is whole */
     if (!rc && rename(tmp, path) != 0)
-        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s", tmp, path);
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s (%s)", tmp, path,
+                            strerror(errno));
     if (rc) remove(tmp);
     if (!rc && iteration) *iteration = it;
     return rc;
@@ -244,6 +312,10 @@ int datm_checkpoint_read(const char *path, const datm_spec *spec, datm_model *m,
     if (!rc) rc = datm_h5_attr_get_i64(g, "iteration", &st->iteration, err);
     if (!rc) rc = datm_h5_attr_get_i64(g, "epoch", &st->epoch, err);
     if (!rc) rc = datm_h5_attr_get_i64(g, "batch", &st->batch, err);
+    if (!rc && (st->iteration < 0 || st->epoch < 0 || st->batch < 0))
+        rc = datm_error_set(err, DATM_E_FORMAT, "iteration %lld, epoch %lld, batch %lld: not a "
+                            "position in a run", (long long)st->iteration, (long long)st->epoch,
+                            (long long)st->batch);
     if (!rc) rc = datm_h5_group(g, "model", 0, &mg, err);
     if (!rc && m->ops->load) rc = m->ops->load(m, mg, err);
     else if (!rc && !m->ops->load)
@@ -252,6 +324,10 @@ int datm_checkpoint_read(const char *path, const datm_spec *spec, datm_model *m,
     if (!rc) rc = datm_curves_load(curves, cg, err);
     if (!rc) rc = datm_h5_group(g, "accum", 0, &ag, err);
     if (!rc) rc = read_accum(ag, &st->acc, err);
+    if (!rc && (st->acc.n < 0 || !(st->acc.train_s >= 0) || !isfinite(st->acc.loss) ||
+                !isfinite(st->acc.loglik)))
+        rc = datm_error_set(err, DATM_E_FORMAT, "accum: %lld batches, %g s, loss %g: not a "
+                            "training state", (long long)st->acc.n, st->acc.train_s, st->acc.loss);
     datm_h5_close(&ag);
     datm_h5_close(&cg);
     datm_h5_close(&mg);

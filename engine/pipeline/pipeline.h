@@ -129,6 +129,9 @@ typedef struct datm_run_opts {
     const char *run_dir;       /* output directory (created) */
     int         quiet;
     int         resume;        /* continue from the last complete checkpoint in run_dir */
+    int         overwrite;     /* a fresh run may replace a finished or unfinished run in
+                                  run_dir: written aside (run_dir.new) and swapped in when
+                                  COMPLETED; without it such a run_dir is refused */
     int         argc;          /* recorded as provenance */
     char      **argv;
     datm_stage_hook figures;   /* figures stage */
@@ -142,6 +145,19 @@ typedef enum {
     DATM_RUN_FAILED,
     DATM_RUN_INTERRUPTED
 } datm_run_status;
+
+/* What a run directory may hold, and how a run treats it (rundir.c; README "Safety"): a fresh
+ * run needs a new or empty directory, or one whose earlier attempt has nothing to lose (FAILED
+ * or killed before its first checkpoint). A COMPLETED run (result.h5) or an unfinished one with
+ * a checkpoint is refused naming `datm resume` or --overwrite; a directory holding files datm
+ * did not write is refused. All this before any file is touched. */
+#define DATM_RUN_REPLACES_FILE "replaces.txt"   /* in DIR.new: the directory it replaces */
+/* Finishes an --overwrite run that was stopped after it COMPLETED in DIR.new but before it was
+ * swapped in (dir = DIR.new, or DIR after the swap when the old run's removal was cut short);
+ * a no-op for other directories. */
+int  datm_run_replace_finish(const char *dir, datm_error *err);
+/* 1 when dir is an --overwrite run's replacement (target = the directory it replaces). */
+int  datm_rundir_replaces(const char *dir, char *target, size_t size);
 
 /* Runs every stage of `spec` into opts->run_dir. Returns DATM_OK when completed; an
  * interrupted run returns DATM_E_INTERRUPTED after writing a checkpoint. RUN_DIR gets

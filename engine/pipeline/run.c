@@ -9,6 +9,7 @@
  * are checked after each mini-batch, and the run stops naming the batch and the quantity. */
 #include <cblas.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -36,7 +37,11 @@ typedef struct run_ctx {
     int64_t              bpe, total;    /* batches per epoch, mini-batches in the run */
     char                 part[1300], final[1300];
     FILE                *log;
-    datm_run_lock        lock;           /* held on the run directory while writing it */
+    char                 dir[1024];      /* where this run writes: opts->run_dir, or
+                                            run_dir.new for an --overwrite run */
+    char                 final_dir[1024];/* the directory an --overwrite run replaces, or "" */
+    datm_run_lock        lock;           /* held on dir while writing it */
+    datm_run_lock        final_lock;     /* held on final_dir until the swap */
     /* final metrics; NaN when not measured */
     double ppl, ppl_obs, test_s_per_doc, error_rate;
     const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
@@ -46,6 +51,7 @@ typedef struct run_ctx {
     double sc_n[SAMPLE_CURVE_MAX], sc_ppl[SAMPLE_CURVE_MAX], sc_obs[SAMPLE_CURVE_MAX];
     int    sc_len;
     datm_class_report report;  /* confusion matrix and per-class F1 (n_classes 0: none) */
+    int completed;             /* result.h5 is COMPLETED and in place */
 } run_ctx;
 
 /* ---- small helpers ---- */
@@ -64,22 +70,18 @@ int datm_run_mkdir_p(const char *path, datm_error *err)
     }
     if (mkdir(buf, 0777) != 0 && errno != EEXIST)
         return datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s)", buf, strerror(errno));
+    struct stat st;
+    if (stat(buf, &st) != 0)
+        return datm_error_set(err, DATM_E_IO, "%s: %s", buf, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return datm_error_set(err, DATM_E_IO, "%s: %s (a directory is needed here)", buf,
+                              strerror(ENOTDIR));
     return DATM_OK;
 }
 
 int datm_run_write_text(const char *path, const char *text, datm_error *err)
 {
-    char tmp[1300];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return datm_error_set(err, DATM_E_IO, "%s: cannot write", tmp);
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot write", path);
-    }
-    return DATM_OK;
+    return datm_write_text_atomic(path, text, err);
 }
 
 /* A seed for evaluation draws at `index`, from the run's root seed. */
@@ -253,7 +255,7 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
 static int do_checkpoint(run_ctx *c, datm_error *err)
 {
     const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
-    return datm_checkpoint_write(c->opts->run_dir, c->spec, c->m, &c->st, &c->curves,
+    return datm_checkpoint_write(c->dir, c->spec, c->m, &c->st, &c->curves,
                                  (int)datm_config_int(tc, "keep_checkpoints"), err);
 }
 
@@ -333,7 +335,7 @@ static int train_stage(run_ctx *c, datm_error *err)
             rc = do_checkpoint(c, err);
             if (!rc) rc = datm_error_set(err, DATM_E_INTERRUPTED, "interrupted at iteration %lld "
                                          "(resume with: datm resume %s)", (long long)iter,
-                                         c->opts->run_dir);
+                                         c->dir);
         }
     }
     datm_progress_end(&prog);
@@ -544,7 +546,8 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
     if (!rc) rc = datm_h5_attr_i64(g, "batch", c->st.batch, err);
     if (!rc) rc = datm_h5_attr_i64(g, "total_iters", c->total, err);
     datm_h5_close(&g);
-    datm_h5_close(&f);
+    int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+    if (!rc) rc = rc2;
     if (rc) datm_error_prefix(err, "writing %s: ", c->part);
     return rc;
 }
@@ -559,18 +562,49 @@ static int set_status(run_ctx *c, const char *status, const char *msg, datm_erro
     if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_FINISHED, now, err);
     if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_HEARTBEAT, now, err);
     if (!rc) rc = datm_h5_attr_str(f, DATM_ATTR_STATUS, status, err);   /* last */
-    datm_h5_close(&f);
-    return rc;
+    int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+    return rc ? rc : rc2;
+}
+
+/* Marks result.h5.part COMPLETED and renames it to result.h5, only after its contents are on
+ * the disk and every dataset in it has been read back; then the status itself is read back.
+ * A failure anywhere leaves result.h5.part (not COMPLETED) and names the file. */
+static int finish_result(run_ctx *c, datm_error *err)
+{
+    int rc = datm_fsync_path(c->part, err);
+    if (!rc) rc = datm_h5_verify_file(c->part, NULL, NULL, err);
+    if (!rc) rc = set_status(c, DATM_STATUS_COMPLETED, NULL, err);
+    if (!rc) rc = datm_fsync_path(c->part, err);
+    if (!rc) {
+        char status[32] = "";
+        datm_h5 *f = NULL;
+        rc = datm_h5_open(c->part, 0, &f, err);
+        if (!rc) rc = datm_h5_attr_get_str(f, DATM_ATTR_STATUS, status, sizeof status, err);
+        datm_h5_close(&f);
+        if (!rc && strcmp(status, DATM_STATUS_COMPLETED) != 0)
+            rc = datm_error_set(err, DATM_E_IO, "%s: status reads back as '%s'", c->part, status);
+    }
+    datm_test_kill("completed");
+    if (!rc && rename(c->part, c->final) != 0)
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s (%s)", c->part, c->final,
+                            strerror(errno));
+    if (rc) return datm_error_prefix(err, "completing the result: ");
+    c->completed = 1;
+    datm_error e = {0};
+    datm_fsync_parent(c->final, &e);
+    return DATM_OK;
 }
 
 /* ---- report (markdown summary) ---- */
 
-static void write_report(run_ctx *c)
+static int write_report(run_ctx *c, datm_error *err)
 {
     char path[1300];
-    snprintf(path, sizeof path, "%s/report.md", c->opts->run_dir);
-    FILE *f = fopen(path, "w");
-    if (!f) { datm_warn("%s: cannot write the report", path); return; }
+    snprintf(path, sizeof path, "%s/report.md", c->dir);
+    datm_afile a;
+    int rc = datm_afile_open(&a, path, err);
+    if (rc) return rc;
+    FILE *f = a.f;
     const datm_config *rc_ = datm_spec_section(c->spec, DATM_SEC_RUN);
     fprintf(f, "# %s\n\nvariant `%s`, data `%s` (%s), seed %lld, spec hash `%.16s`\n\n",
             datm_config_str(rc_, "name"), c->spec->variant,
@@ -590,27 +624,109 @@ static void write_report(run_ctx *c)
             (long long)datm_config_int(datm_spec_section(c->spec, DATM_SEC_EVALUATE), "samples"));
     fprintf(f, "Figures: `figures/` (each with its `.gp` and `.dat`).\n\n## Resolved spec\n\n```yaml\n%s```\n",
             c->spec->resolved);
-    fclose(f);
+    return datm_afile_commit(&a, err);
 }
 
-/* ---- the run ---- */
+/* ---- the run directory ---- */
+
+/* A fresh run's claim on its directory (rundir.c says what may be replaced): in place, or
+ * written aside into DIR.new when --overwrite replaces a run worth keeping until then. On
+ * return c->lock is held on c->dir (and c->final_lock on the replaced directory). */
+static int claim_dir(run_ctx *c, datm_error *err)
+{
+    const char *dir = c->opts->run_dir;
+    datm_rundir_state st;
+    int rc = datm_rundir_inspect(dir, &st, err);
+    if (rc) return rc;
+    if (st.foreign[0])
+        return datm_error_set(err, DATM_E_IO, "%s holds '%s', which datm did not write: a run "
+                              "needs a new or empty directory (or one of its own runs); choose "
+                              "another -o", dir, st.foreign);
+    if (st.has_marker)
+        return datm_error_set(err, DATM_E_IO, "%s is the replacement being written by an "
+                              "--overwrite run (%s/%s): continue it with 'datm resume %s'",
+                              dir, dir, DATM_RUN_REPLACES_FILE, dir);
+    const int finished = st.has_result || !strcmp(st.status, DATM_STATUS_COMPLETED);
+    const int resumable = !finished && st.ckpt_iter >= 0;
+    if (finished && !c->opts->overwrite)
+        return datm_error_set(err, DATM_E_IO, "%s holds a COMPLETED run (%s/%s); it is left as it "
+                              "is: choose another -o, or pass --overwrite to replace it (the old "
+                              "run stays until the new one is COMPLETED)", dir, dir,
+                              DATM_RESULT_FILE);
+    if (resumable && !c->opts->overwrite)
+        return datm_error_set(err, DATM_E_IO, "%s holds an unfinished run (status %s, checkpoint "
+                              "after iteration %lld): continue it with 'datm resume %s', or pass "
+                              "--overwrite to start afresh (the old run stays until the new one is "
+                              "COMPLETED)", dir, st.status, (long long)st.ckpt_iter, dir);
+    if (finished || resumable) {
+        char stage[1300];
+        datm_run_lock sl;
+        rc = datm_rundir_stage(dir, stage, sizeof stage, &sl, err);
+        if (rc) return rc;
+        char real[PATH_MAX];
+        if (!realpath(dir, real) || strlen(real) >= sizeof c->final_dir ||
+            strlen(stage) >= sizeof c->dir) {
+            rc = datm_error_set(err, DATM_E_IO, "%s: %s", dir, strerror(errno ? errno : ENAMETOOLONG));
+            datm_run_lock_release(&sl);
+            return rc;
+        }
+        snprintf(c->final_dir, sizeof c->final_dir, "%s", real);
+        c->final_lock = c->lock;   /* dir stays locked until the swap */
+        c->lock = sl;
+        snprintf(c->dir, sizeof c->dir, "%s", stage);
+        datm_info("%s holds a %s run: the new run is written to %s and replaces it when it is "
+                  "COMPLETED", dir, finished ? "COMPLETED" : "resumable", stage);
+        return DATM_OK;
+    }
+    /* nothing to lose: an empty directory, or an attempt that failed or was killed before its
+     * first checkpoint */
+    if (!st.empty) {
+        if (strcmp(st.status, "MISSING") != 0)
+            datm_info("%s: starting afresh over an earlier attempt (status %s, no checkpoint)",
+                      dir, st.status);
+        rc = datm_rundir_clean(dir, err);
+    }
+    return rc;
+}
+
+/* resume: the directory must hold an unfinished run; an --overwrite run's replacement
+ * (replaces.txt) is swapped in when it completes. */
+static int resume_dir(run_ctx *c, datm_error *err)
+{
+    const char *dir = c->opts->run_dir;
+    datm_rundir_state st;
+    int rc = datm_rundir_inspect(dir, &st, err);
+    if (rc) return rc;
+    if (st.has_result)
+        return datm_error_set(err, DATM_E_IO, "%s is COMPLETED (%s/%s); there is nothing to "
+                              "resume", dir, dir, DATM_RESULT_FILE);
+    char target[PATH_MAX];
+    if (datm_rundir_replaces(dir, target, sizeof target) && strlen(target) < sizeof c->final_dir) {
+        rc = datm_run_lock_acquire(target, &c->final_lock, err);
+        if (rc) return rc;
+        snprintf(c->final_dir, sizeof c->final_dir, "%s", target);
+    }
+    return DATM_OK;
+}
 
 static int prepare(run_ctx *c, datm_error *err)
 {
     const char *dir = c->opts->run_dir;
+    if (strlen(dir) + 8 >= sizeof c->dir)
+        return datm_error_set(err, DATM_E_INVALID, "%.200s...: run directory path too long (at "
+                              "most %d characters)", dir, (int)sizeof c->dir - 8);
+    snprintf(c->dir, sizeof c->dir, "%s", dir);
     int rc = datm_run_mkdir_p(dir, err);
     if (rc) return rc;
     /* one writer per run directory: a second run, resume or fork fails here, naming the
      * holder, before it has touched a file */
     rc = datm_run_lock_acquire(dir, &c->lock, err);
+    if (!rc) rc = c->opts->resume ? resume_dir(c, err) : claim_dir(c, err);
     if (rc) return rc;
-    snprintf(c->part, sizeof c->part, "%s/%s.part", dir, DATM_RESULT_FILE);
-    snprintf(c->final, sizeof c->final, "%s/%s", dir, DATM_RESULT_FILE);
-    /* a stale COMPLETED result must not survive a new attempt that then crashes */
-    if (remove(c->final) == 0)
-        datm_warn("%s: replaced the result of an earlier run in this directory", c->final);
+    snprintf(c->part, sizeof c->part, "%s/%s.part", c->dir, DATM_RESULT_FILE);
+    snprintf(c->final, sizeof c->final, "%s/%s", c->dir, DATM_RESULT_FILE);
     char path[1300];
-    snprintf(path, sizeof path, "%s/%s", dir, DATM_RESULT_SPEC_FILE);
+    snprintf(path, sizeof path, "%s/%s", c->dir, DATM_RESULT_SPEC_FILE);
     rc = datm_run_write_text(path, c->spec->resolved, err);
     if (rc) return rc;
     if (!c->opts->resume) {
@@ -619,19 +735,13 @@ static int prepare(run_ctx *c, datm_error *err)
         buf[0] = '\0';
         for (int i = 0; i < c->spec->n_overrides && o < sizeof buf; i++)
             o += (size_t)snprintf(buf + o, sizeof buf - o, "%s\n", c->spec->overrides[i]);
-        snprintf(path, sizeof path, "%s/overrides.txt", dir);
+        snprintf(path, sizeof path, "%s/overrides.txt", c->dir);
         rc = datm_run_write_text(path, buf, err);
         if (rc) return rc;
-        /* a fresh run starts without checkpoints of an earlier attempt */
-        for (;;) {
-            int64_t it;
-            datm_error e = {0};
-            if (datm_checkpoint_latest(dir, path, sizeof path, &it, &e)) break;
-            if (remove(path) != 0) break;
-        }
     }
-    snprintf(path, sizeof path, "%s/run.log", dir);
+    snprintf(path, sizeof path, "%s/run.log", c->dir);
     c->log = fopen(path, c->opts->resume ? "a" : "w");
+    if (!c->log) datm_warn("%s: cannot write the run's log (%s)", path, strerror(errno));
     return DATM_OK;
 }
 
@@ -676,12 +786,19 @@ static int setup_model(run_ctx *c, datm_error *err)
     char path[1300];
     int64_t it;
     datm_error e = {0};
-    if (datm_checkpoint_latest(c->opts->run_dir, path, sizeof path, &it, &e)) {
+    if (datm_checkpoint_latest(c->dir, path, sizeof path, &it, &e)) {
         datm_info("resume: no complete checkpoint in %s; starting from the beginning",
-                  c->opts->run_dir);
+                  c->dir);
         return DATM_OK;
     }
     rc = datm_checkpoint_read(path, s, c->m, &c->st, &c->curves, err);
+    /* the position must be one of this run's: epoch * batches-per-epoch + batch */
+    if (!rc && (c->st.iteration > c->total || c->st.batch >= c->bpe ||
+                c->st.epoch * c->bpe + c->st.batch != c->st.iteration))
+        rc = datm_error_set(err, DATM_E_FORMAT, "%s: iteration %lld (epoch %lld, batch %lld) is "
+                            "not a position of this run (%lld mini-batches of %lld per epoch)",
+                            path, (long long)c->st.iteration, (long long)c->st.epoch,
+                            (long long)c->st.batch, (long long)c->total, (long long)c->bpe);
     if (!rc) datm_info("resume: continuing after iteration %lld of %lld (%s)",
                        (long long)c->st.iteration, (long long)c->total, path);
     return rc;
@@ -693,7 +810,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     memset(&c, 0, sizeof c);
     c.spec = spec;
     c.opts = opts;
-    c.lock.fd = -1;
+    c.lock.fd = c.final_lock.fd = -1;
     c.ppl = c.ppl_obs = c.test_s_per_doc = c.error_rate = NAN;
     c.macro_f1 = c.predict_s_per_doc = NAN;
     const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
@@ -715,6 +832,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     if (rc) {
         datm_log(DATM_LOG_ERROR, "%s", err->msg);
         if (c.log) fclose(c.log);
+        datm_run_lock_release(&c.final_lock);
         datm_run_lock_release(&c.lock);
         return rc;
     }
@@ -724,13 +842,16 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_log_set_callback(tee_log, c.log);
     datm_info("run %s: variant %s, spec hash %.16s, %d threads (BLAS %d) -> %s",
               datm_config_str(rc_, "name"), spec->variant, spec->hash, threads,
-              openblas_get_num_threads(), opts->run_dir);
+              openblas_get_num_threads(), c.dir);
 
     /* result.h5.part with provenance and status RUNNING before any work */
     datm_h5 *f = NULL;
     rc = datm_h5_create(c.part, &f, err);
     if (!rc) rc = datm_provenance_write(f, spec, opts, threads, err);
-    datm_h5_close(&f);
+    if (f) {
+        int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
     if (!rc) {
         double t0 = datm_time_now();
         rc = datm_run_data_load(spec, &c.data, err);
@@ -743,7 +864,10 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     if (!rc) {
         rc = datm_h5_open(c.part, 1, &f, err);
         if (!rc) rc = datm_data_info_write(f, spec, &c.data, err);
-        datm_h5_close(&f);
+        if (f) {
+            int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+            if (!rc) rc = rc2;
+        }
     }
     int have_model = 0;
     if (!rc) rc = setup_model(&c, err);
@@ -759,49 +883,67 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
             char what[sizeof err->msg];
             snprintf(what, sizeof what, "%s", err->msg);
             datm_error_set(err, DATM_E_INTERRUPTED, "%.700s (training is complete; resume "
-                           "with: datm resume %.200s)", what, opts->run_dir);
+                           "with: datm resume %.200s)", what, c.dir);
         }
     }
 
     const datm_config *oc = datm_spec_section(spec, DATM_SEC_OUTPUT);
     if (!rc) {
         rc = write_result_body(&c, 1, 1, err);
+        datm_test_kill("result");
         if (!rc && opts->topics && datm_config_bool(oc, "topics")) {
             datm_error e = {0};
             if (datm_run_usage_write(c.m, &c.data.train_X, eval_seed(c.seed, DATM_RUN_EVAL_INDEX),
                                      c.part, &e))
                 datm_warn("topic usage: %s", e.msg);
             datm_error_clear(&e);
-            if (opts->topics(opts->run_dir, c.part, &e))
+            if (opts->topics(c.dir, c.part, &e))
                 datm_warn("topics stage: %s", e.msg);
         }
-        if (!rc) rc = set_status(&c, DATM_STATUS_COMPLETED, NULL, err);
-        if (!rc && rename(c.part, c.final) != 0)
-            rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s", c.part, c.final);
+        if (!rc) rc = finish_result(&c, err);
         if (!rc) {
             datm_info("result: %s (COMPLETED)", c.final);
+            datm_test_kill("renamed");
             datm_error e = {0};
             if (opts->figures && datm_config_bool(oc, "figures") &&
-                opts->figures(opts->run_dir, c.final, &e))
+                opts->figures(c.dir, c.final, &e))
                 datm_warn("figures stage: %s", e.msg);
             datm_error_clear(&e);
             if (datm_config_bool(oc, "report")) {
-                if (opts->report) {
-                    if (opts->report(opts->run_dir, c.final, &e)) datm_warn("report stage: %s", e.msg);
+                int bad = opts->report ? opts->report(c.dir, c.final, &e) : write_report(&c, &e);
+                if (bad) {
+                    /* the result stays COMPLETED; the command still fails, naming the file */
+                    datm_log(DATM_LOG_ERROR, "report stage: %s", e.msg);
+                    rc = datm_error_set(err, e.code, "report stage: %s (%s is COMPLETED)", e.msg,
+                                        c.final);
+                }
+            }
+            if (c.final_dir[0]) {
+                datm_error es = {0};
+                int rs = datm_rundir_swap(c.dir, c.final_dir, &c.lock, &c.final_lock, &es);
+                if (rs) {
+                    datm_log(DATM_LOG_ERROR, "%s", es.msg);
+                    rc = datm_error_set(err, es.code, "%s", es.msg);
                 } else {
-                    write_report(&c);
+                    datm_info("%s: replaced by the new COMPLETED run", c.final_dir);
                 }
             }
         }
-    } else {
+    }
+    if (rc && !c.completed) {
         /* keep what there is; the status says how it ended */
         const char *status = rc == DATM_E_INTERRUPTED ? DATM_STATUS_INTERRUPTED : DATM_STATUS_FAILED;
         datm_error e = {0};
         int numeric = rc == DATM_E_NUMERIC;
         if (have_model && write_result_body(&c, !numeric, 0, &e))
             datm_warn("%s", e.msg);
-        if (set_status(&c, status, err->msg, &e)) datm_warn("%s", e.msg);
+        datm_error_clear(&e);
+        if (set_status(&c, status, err->msg, &e))
+            datm_warn("%s (the status %s could not be recorded)", e.msg, status);
         datm_log(DATM_LOG_ERROR, "%s; %s is %s", err->msg, c.part, status);
+        if (c.final_dir[0])
+            datm_log(DATM_LOG_ERROR, "%s is as it was (the run meant to replace it is in %s)",
+                     c.final_dir, c.dir);
     }
     datm_log_set_callback(NULL, NULL);
     if (c.log) fclose(c.log);
@@ -810,7 +952,11 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_run_data_free(&c.data);
     datm_class_report_free(&c.report);
     datm_fp_flush_end(&fp_saved);
+    datm_run_lock_release(&c.final_lock);
     datm_run_lock_release(&c.lock);
+    long open_objects = datm_h5_open_objects();
+    if (open_objects > 0)
+        datm_warn("internal: %ld HDF5 object(s) left open by the run", open_objects);
     return rc;
 }
 

@@ -33,6 +33,30 @@ int datm_run_mkdir_p(const char *path, datm_error *err);   /* "a/b/c", parents t
 /* Writes `text` to path.tmp and renames it: a reader never sees half a file. */
 int datm_run_write_text(const char *path, const char *text, datm_error *err);
 
+/* ---- the run directory (rundir.c) ---- */
+typedef struct datm_rundir_state {
+    int     exists, empty;      /* empty: nothing but a lock file */
+    int     has_result;         /* result.h5: a run that COMPLETED (only it gets that name) */
+    int     has_marker;         /* replaces.txt: an --overwrite run being written aside */
+    char    status[32];         /* of result.h5 or result.h5.part; MISSING, UNREADABLE */
+    int64_t ckpt_iter;          /* newest complete checkpoint, -1 when none */
+    char    foreign[256];       /* first entry datm does not write ("" when none) */
+} datm_rundir_state;
+/* What dir holds; a path that exists but is no directory is an error naming ENOTDIR. */
+int datm_rundir_inspect(const char *dir, datm_rundir_state *s, datm_error *err);
+/* Removes path and everything under it (no symbolic links followed). */
+int datm_rundir_rm_tree(const char *path, datm_error *err);
+/* Removes what datm wrote into dir (keeps the lock file and foreign files). */
+int datm_rundir_clean(const char *dir, datm_error *err);
+/* Prepares DIR.new for an --overwrite run of dir: created (or an earlier unfinished attempt
+ * there cleaned), locked, with replaces.txt naming dir's absolute path. */
+int datm_rundir_stage(const char *dir, char *stage, size_t size, datm_run_lock *stage_lock,
+                      datm_error *err);
+/* Exchanges the COMPLETED stage with target and removes the old run; the locks (held) follow
+ * their files; target_lock is released. */
+int datm_rundir_swap(const char *stage, const char *target, datm_run_lock *stage_lock,
+                     datm_run_lock *target_lock, datm_error *err);
+
 /* ---- the model of a run (run.c) ---- */
 /* Index of the evaluate stage's draws in the run's evaluation seed stream. */
 #define DATM_RUN_EVAL_INDEX UINT64_C(0xFFFFFFFFFFFF)
