@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 
-bash ci/setup.sh
+DATM_SETUP_TESTS=1 bash ci/setup.sh   # also the browser of tests/test_report_browser.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDATM_WERROR=ON >/dev/null
 cmake --build build -j"$jobs"

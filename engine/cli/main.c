@@ -20,6 +20,7 @@ int datm_cmd_describe(int argc, char **argv);
 int datm_cmd_compare(int argc, char **argv);
 int datm_cmd_check_metrics(int argc, char **argv);
 int datm_cmd_topics(int argc, char **argv);
+int datm_cmd_report(int argc, char **argv);
 int datm_cmd_figures(int argc, char **argv);
 int datm_cmd_infer(int argc, char **argv);
 int datm_cmd_ensemble(int argc, char **argv);
@@ -36,7 +37,8 @@ static const datm_cli_command commands[] = {
     {"describe", "keys, types, defaults and bounds of a variant or spec section", datm_cmd_describe},
     {"compare", "changed parameters and metrics of runs, deltas against the first", datm_cmd_compare},
     {"check-metrics", "check a run's metrics against a baseline (exit 0/1/77)", datm_cmd_check_metrics},
-    {"topics", "projected topics per layer, NPMI, diversity and the layer tree", datm_cmd_topics},
+    {"topics", "topics per layer with usage, coherence and diagnostics; the layer tree", datm_cmd_topics},
+    {"report", "one self-contained HTML page: topic hierarchy, curves, metrics", datm_cmd_report},
     {"figures", "make a run's figures (gnuplot .dat/.gp/.png/.svg)", datm_cmd_figures},
     {"infer", "per-layer document features (theta) of new documents from a trained run", datm_cmd_infer},
     {"ensemble", "average the class prediction of finished supervised runs (e.g. seeds)", datm_cmd_ensemble},
