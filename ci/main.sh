@@ -11,7 +11,9 @@ if [ -f "$spec" ]; then
   ./build/datm run "$spec" -o results/brown_whai "$@"
   ./build/datm topics results/brown_whai --top 8 > results/brown_whai/topics.txt
   head -60 results/brown_whai/topics.txt
-  echo "results: $(pwd)/results/brown_whai (result.h5, figures, report.md)"
+  ./build/datm report results/brown_whai > /dev/null
+  echo "results: $(pwd)/results/brown_whai (result.h5, figures, report.md, topics.txt;"
+  echo "         report.html explores the topic hierarchy in a browser)"
 else
   ./build/datm corpus info .cache/data/brown
 fi

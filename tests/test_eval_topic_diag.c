@@ -113,13 +113,13 @@ static void test_flags_nearest_kl(void)
     datm_topic_set ts;
     CHECK(datm_topic_set_build(1, ph, k, 3, 0, 0, &ts, &err) == 0, "%s", err.msg);
     CHECK(ts.layer[0].nearest[0] == 1 && ts.unused_share == DATM_UNUSED_SHARE, "build");
-    const double use[3] = {0.0033, 0.5, 0.4967};   /* threshold 0.01 / 3 = 0.00333.. */
+    const double use[3] = {0.033, 0.5, 0.467};   /* threshold 0.1 / 3 = 0.0333.. */
     CHECK(datm_topic_set_usage(&ts, 1, use, NULL, DATM_UNUSED_SHARE, &err) == 0, "%s", err.msg);
     CHECK(ts.layer[0].unused[0] == 1 && ts.layer[0].unused[1] == 0 && ts.layer[0].n_unused == 1,
           "unused flag");
     CHECK(datm_topic_live(&ts.layer[0], 1) && !datm_topic_live(&ts.layer[0], 0), "live");
-    datm_topic_set_flag_unused(&ts, 0.009);   /* 0.003 < 0.0033 */
-    CHECK(ts.layer[0].n_unused == 0 && ts.unused_share == 0.009, "re-flag");
+    datm_topic_set_flag_unused(&ts, 0.09);   /* 0.03 < 0.033 */
+    CHECK(ts.layer[0].n_unused == 0 && ts.unused_share == 0.09, "re-flag");
     CHECK(datm_topic_set_usage(&ts, 2, use, NULL, 0.01, &err) == DATM_E_INVALID, "layer range");
     /* KL: counts (1, 2, 0) -> p = (1.5, 2.5, 0.5) / 4.5; topic 1 = (0.5, 0.5, 0) */
     const double counts[3] = {1, 2, 0};

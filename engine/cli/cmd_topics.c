@@ -36,7 +36,7 @@ static void usage(FILE *f)
         "  near-duplicate (the layer's most similar topic when their cosine >= --dup-cos)\n"
         "  and, for layers >= 2, the children in layer l-1 with their Phi(l) weights.\n"
         "A topic is unused when its share is below f / K_l (--unused-share, default %g:\n"
-        "a hundredth of an equal share); unused topics are hidden and counted unless --all.\n"
+        "a tenth of an equal share); unused topics are hidden and counted unless --all.\n"
         "Each layer's header gives the coherence over its live topics and over all of them,\n"
         "the unused count and the diversity (unique share of the top 25 words); the tree\n"
         "at the end follows the strongest links from the top layer down.\n\n"

@@ -8,10 +8,12 @@
  *   split over the layer-l topics in proportion to [Phi(1..l)]_vk theta(l)_kn and usage_k is
  *   topic k's share of all tokens (sum 1 over a layer). usage_theta_k is its share of the theta
  *   mass, sum_n theta_kn / sum_nk theta_kn. theta is the model's posterior mean (`infer`).
- * unused: usage_k < unused_share / K_l; with the default 0.01, a topic that explains less than
- *   a hundredth of an equal share of the tokens: its Phi column is essentially its prior. On
- *   Brown at 64-32-16 the layer-1 topics of the model go from ~0.05/K_l up (small but coherent
- *   topics of a few texts) while the dead ones stay below 0.003/K_l.
+ * unused: usage_k < unused_share / K_l; with the default 0.1, a topic that explains less than
+ *   a tenth of an equal share of the tokens. The rule looks for topics whose Phi column the
+ *   data no longer shapes: on Brown at 64-32-16 (experiments/brown/whai.yaml) the layer-1
+ *   topics under 0.1/K_l have diffuse columns (an effective vocabulary exp(entropy) of 600 to
+ *   2,200 words, random top words) and those above it 200 to 500 words; a small real topic
+ *   of one text can fall under it too (`datm topics --all` lists every topic).
  * nearest: the other topic of the same layer whose projected topic (a column of
  *   Phi(1)...Phi(l)) has the largest cosine with this one; a near-duplicate when the cosine
  *   is >= dup_cos (0.8 by default).
@@ -28,7 +30,7 @@
 #include "data/csr.h"
 #include "eval/topics.h"
 
-#define DATM_UNUSED_SHARE 0.01
+#define DATM_UNUSED_SHARE 0.1
 #define DATM_DUP_COSINE   0.8
 
 /* Cosine between the columns of proj (V, K): nearest[k] = the other column with the largest
