@@ -32,16 +32,28 @@ static void help_build(FILE *f)
         "(source of each document) and README.md (options and statistics). The output\n"
         "depends only on the input and the options (byte-identical on re-runs).\n\n"
         "input:\n"
-        "  --format dir|lines|brown  dir: every regular file under PATH (sorted; hidden\n"
-        "                         entries skipped), or the files named by --cats;\n"
+        "  --format F             dir: every regular file under PATH (sorted; hidden entries\n"
+        "                         skipped), or the files named by --cats;\n"
         "                         lines: one document per line of the file PATH (plain/gzip);\n"
         "                         brown: the Brown corpus (PATH/cats.txt lists 'text genre';\n"
-        "                         items are word/TAG, tags dropped). Default dir.\n"
+        "                         items are word/TAG, tags dropped);\n"
+        "                         jsonl: JSON Lines, one object per line, the text in field\n"
+        "                         --text-field (default text), the category in --label-field;\n"
+        "                         csv: CSV (RFC 4180, quoted fields may span lines) with a\n"
+        "                         header row, the text in column --text-field, the category in\n"
+        "                         --label-field;\n"
+        "                         mm: Matrix Market coordinate counts, documents x words,\n"
+        "                         words named by --vocab-file (default w1, w2, ...);\n"
+        "                         ldac: LDA-C ('M id:count ...' per document, ids from 0),\n"
+        "                         words named by --vocab-file. Default dir.\n"
         "  --input PATH           directory or file\n"
         "  --out DIR              output directory (created)\n"
         "  --cats FILE            'NAME CATEGORY' per line, NAME relative to PATH (dir, brown)\n"
-        "  --labels FILE          lines format: one category name per line\n"
+        "  --labels FILE          lines, mm, ldac: one category name per line (document)\n"
         "  --label-subdir         dir format: the category is the first directory of a file\n"
+        "  --text-field NAME      jsonl / csv: the field or column holding the text\n"
+        "  --label-field NAME     jsonl / csv: the field or column holding the category\n"
+        "  --vocab-file FILE      mm / ldac: one word per line, in id order\n"
         "documents:\n"
         "  --unit text|paragraph|chunk   one document per text, per paragraph (blank-line\n"
         "                         separated) or per chunk of N tokens. Default %s.\n"
@@ -49,9 +61,15 @@ static void help_build(FILE *f)
         "                         under N/2 joins the previous chunk. Default %lld.\n"
         "  --min-doc-tokens N     drop documents with fewer vocabulary tokens (default %lld)\n"
         "tokens and vocabulary:\n"
-        "  --min-len N, --max-len N   token length limits in letters (default %d, %d);\n"
-        "                         a token is a lower-cased run of ASCII letters\n"
-        "  --stopwords FILE       one stop word per line, instead of the built-in English list\n"
+        "  --min-len N, --max-len N   token length limits in characters (default %d, %d).\n"
+        "                         Text is UTF-8 in any language: Unicode NFC, word breaks\n"
+        "                         of ICU (Chinese, Japanese and Thai get dictionary words),\n"
+        "                         a token is a run of letters (with their combining marks),\n"
+        "                         case folded; digits and punctuation separate tokens.\n"
+        "                         Invalid UTF-8 is an error naming file:line:column.\n"
+        "  --stopwords FILE       one stop word per line (any language), instead of the\n"
+        "                         built-in English list\n"
+        "  --stopwords-lang L     a built-in list: en (default), fr, de, es\n"
         "  --no-stopwords         keep stop words\n"
         "  --min-df N             keep words in >= N training documents (default %lld)\n"
         "  --max-df F             ... and in <= F of them, 0 < F <= 1 (default %.9g)\n"
@@ -61,8 +79,8 @@ static void help_build(FILE *f)
         "  --seed S               seed of the split (default %llu)\n"
         "  --no-gzip              write plain .docword files\n"
         "  --quiet                only warnings and errors\n\n"
-        "Invalid UTF-8, texts without tokens and documents left empty are counted and\n"
-        "reported (stderr and README.md), never dropped silently.\n",
+        "Texts without tokens and documents left empty are counted and reported (stderr\n"
+        "and README.md), never dropped silently.\n",
         datm_doc_unit_name(d.unit), (long long)d.chunk_tokens, (long long)d.min_doc_tokens,
         d.min_token_len, d.max_token_len, (long long)d.min_df, d.max_df, (long long)d.max_vocab,
         d.test_frac, (unsigned long long)d.seed);
@@ -134,13 +152,17 @@ static int cmd_build(int argc, char **argv)
 #define VAL(key) (is_opt(a, key) && (v = opt_value(argc, argv, &i, key)) != NULL)
         if (VAL("--format")) {
             int f = datm_text_format_parse(v);
-            if (f < 0) { fprintf(stderr, "datm corpus build: unknown --format '%s' (dir, lines, brown)\n", v); return DATM_EXIT_USAGE; }
+            if (f < 0) { fprintf(stderr, "datm corpus build: unknown --format '%s' (dir, lines, brown, jsonl, csv, mm, ldac)\n", v); return DATM_EXIT_USAGE; }
             o.format = (datm_text_format)f;
         } else if (VAL("--input")) o.input = v;
         else if (VAL("--out")) o.out_dir = v;
         else if (VAL("--cats")) o.cats_path = v;
         else if (VAL("--labels")) o.labels_path = v;
         else if (VAL("--stopwords")) o.stopwords_path = v;
+        else if (VAL("--stopwords-lang")) o.stopwords_lang = v;
+        else if (VAL("--text-field")) o.text_field = v;
+        else if (VAL("--label-field")) o.label_field = v;
+        else if (VAL("--vocab-file")) o.vocab_path = v;
         else if (VAL("--unit")) {
             int u = datm_doc_unit_parse(v);
             if (u < 0) { fprintf(stderr, "datm corpus build: unknown --unit '%s' (text, paragraph, chunk)\n", v); return DATM_EXIT_USAGE; }
@@ -160,6 +182,7 @@ static int cmd_build(int argc, char **argv)
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
         else {
             static const char *const keys[] = {"--format", "--input", "--out", "--cats", "--labels", "--stopwords",
+                                               "--stopwords-lang", "--text-field", "--label-field", "--vocab-file",
                                                "--unit", "--chunk", "--min-doc-tokens", "--min-len", "--max-len",
                                                "--min-df", "--max-df", "--vocab", "--test-frac", "--seed"};
             for (size_t k = 0; k < DATM_COUNTOF(keys); k++)

@@ -15,7 +15,7 @@
 #include "data/linereader.h"
 #include "data/tokenize.h"
 
-static const char *const format_names[] = {"dir", "lines", "brown"};
+static const char *const format_names[] = {"dir", "lines", "brown", "jsonl", "csv", "mm", "ldac"};
 static const char *const unit_names[] = {"text", "paragraph", "chunk"};
 _Static_assert(DATM_COUNTOF(format_names) == DATM_TEXT_COUNT_, "one name per text format");
 _Static_assert(DATM_COUNTOF(unit_names) == DATM_UNIT_COUNT_, "one name per unit");
@@ -71,7 +71,7 @@ int datm_cb_grow(void **p, int64_t *cap, int64_t need, size_t size, datm_error *
 
 /* ---- texts and units ---- */
 
-static int begin_text(datm_cb_state *s, const char *name, int32_t cat)
+int datm_cb_begin_text(datm_cb_state *s, const char *name, int32_t cat)
 {
     int64_t need = s->n_src + 1, cap = s->cap_src;
     int rc = datm_cb_grow((void **)&s->src_name, &cap, need, sizeof *s->src_name, s->err);
@@ -111,10 +111,10 @@ static int is_stop(const datm_cb_state *s, const char *w, size_t len)
 {
     if (s->o->no_stopwords) return 0;
     if (s->have_stops) return datm_strmap_find(&s->stops, w, len) >= 0;
-    return datm_stopword_is(w);
+    return datm_stopword_lang_is(s->o->stopwords_lang ? s->o->stopwords_lang : "en", w);
 }
 
-static int on_token(void *user, const char *w, size_t len)
+int datm_cb_token(void *user, const char *w, size_t len)
 {
     datm_cb_state *s = user;
     if (!s->unit_open) {
@@ -137,7 +137,7 @@ static int on_token(void *user, const char *w, size_t len)
     return DATM_OK;
 }
 
-static void end_text(datm_cb_state *s)
+void datm_cb_end_text(datm_cb_state *s)
 {
     if (s->src_raw == 0) s->st->n_texts_empty++;
     /* a short tail joins the previous chunk of the same text */
@@ -150,29 +150,42 @@ static void end_text(datm_cb_state *s)
     s->unit_open = 0;
 }
 
+int datm_cb_line(datm_cb_state *s, datm_tokenizer *tk, const char *line, size_t len,
+                 const char *name, int64_t lineno)
+{
+    int blank = 0;
+    tk->bad_column = 0;
+    int rc = datm_tokenize_line(tk, line, len, &blank);
+    if (rc && tk->bad_column > 0) {
+        s->st->n_texts_utf8_errors++;
+        snprintf(s->st->first_utf8_error, sizeof s->st->first_utf8_error, "%s:%lld", name,
+                 (long long)lineno);
+        return datm_error_set(s->err, DATM_E_FORMAT, "%s:%lld:%lld: invalid UTF-8 (byte 0x%02X); "
+                              "convert the text to UTF-8 first (e.g. iconv -f LATIN1 -t UTF-8)",
+                              name, (long long)lineno, (long long)tk->bad_column, tk->bad_byte);
+    }
+    if (rc && !s->err->code)
+        return datm_error_set(s->err, rc, "%s:%lld: the Unicode tokeniser (ICU) failed", name,
+                              (long long)lineno);
+    if (!rc && blank && s->o->unit == DATM_UNIT_PARAGRAPH) s->unit_open = 0;
+    return rc;
+}
+
 /* Feeds the lines of one file to the tokeniser; blank lines end paragraphs. */
 static int read_text_file(datm_cb_state *s, datm_tokenizer *tk, const char *path, const char *name)
 {
     datm_linereader lr;
     int rc = datm_linereader_open(&lr, path, s->err);
     if (rc) return rc;
-    int64_t bad_file = tk->utf8_error_bytes;
     for (;;) {
         char *line;
         size_t len;
         int r = datm_linereader_next(&lr, &line, &len, s->err);
         if (r < 0) { rc = -r; break; }
         if (r == 0) break;
-        int64_t bad_line = tk->utf8_error_bytes;
-        int blank = 0;
-        rc = datm_tokenize_line(tk, line, len, &blank);
+        rc = datm_cb_line(s, tk, line, len, name, lr.lineno);
         if (rc) break;
-        if (tk->utf8_error_bytes > bad_line && !s->st->first_utf8_error[0])
-            snprintf(s->st->first_utf8_error, sizeof s->st->first_utf8_error, "%s:%lld", name,
-                     (long long)lr.lineno);
-        if (blank && s->o->unit == DATM_UNIT_PARAGRAPH) s->unit_open = 0;
     }
-    if (tk->utf8_error_bytes > bad_file) s->st->n_texts_utf8_errors++;
     datm_linereader_close(&lr);
     return rc;
 }
@@ -323,9 +336,9 @@ static int read_dir_or_brown(datm_cb_state *s, datm_tokenizer *tk)
     for (int64_t i = 0; !rc && i < n; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", o->input, names[i]);
-        rc = begin_text(s, names[i], cats[i]);
+        rc = datm_cb_begin_text(s, names[i], cats[i]);
         if (!rc) rc = read_text_file(s, tk, path, names[i]);
-        if (!rc) end_text(s);
+        if (!rc) datm_cb_end_text(s);
         if (rc && cats_path) datm_error_prefix(s->err, "text '%s' listed in %s: ", names[i], cats_path);
     }
     if (cats_path) {
@@ -371,17 +384,11 @@ static int read_lines(datm_cb_state *s, datm_tokenizer *tk)
         }
         char name[32];
         snprintf(name, sizeof name, "line%lld", (long long)lr.lineno);
-        rc = begin_text(s, name, cat);
+        rc = datm_cb_begin_text(s, name, cat);
         if (rc) break;
-        int64_t bad = tk->utf8_error_bytes;
-        int blank;
-        rc = datm_tokenize_line(tk, line, len, &blank);
+        rc = datm_cb_line(s, tk, line, len, o->input, lr.lineno);
         if (rc) break;
-        if (tk->utf8_error_bytes > bad && !s->st->first_utf8_error[0])
-            snprintf(s->st->first_utf8_error, sizeof s->st->first_utf8_error, "%s:%lld", o->input,
-                     (long long)lr.lineno);
-        if (tk->utf8_error_bytes > bad) s->st->n_texts_utf8_errors++;
-        end_text(s);
+        datm_cb_end_text(s);
     }
     if (!rc && labels && lr.lineno != n_labels)
         rc = datm_error_set(s->err, DATM_E_FORMAT, "%s:%lld: %lld labels but %s has %lld documents",
@@ -417,13 +424,58 @@ static int check_opts(const datm_corpus_build_opts *o, datm_error *err)
         return datm_error_set(err, DATM_E_INVALID, "corpus build: --min-doc-tokens must be >= 1");
     if (!(o->test_frac >= 0.0 && o->test_frac < 1.0))
         return datm_error_set(err, DATM_E_INVALID, "corpus build: --test-frac %.9g must be in [0, 1)", o->test_frac);
-    if (o->labels_path && o->format != DATM_TEXT_LINES)
-        return datm_error_set(err, DATM_E_INVALID, "corpus build: --labels is for the lines format (use --cats)");
+    const int bow = o->format == DATM_TEXT_MM || o->format == DATM_TEXT_LDAC;
+    if (o->labels_path && o->format != DATM_TEXT_LINES && !bow)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --labels is for the lines, mm "
+                              "and ldac formats (dir and brown take --cats; jsonl and csv "
+                              "--label-field)");
+    if (bow && o->unit != DATM_UNIT_TEXT)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: the %s format holds counts "
+                              "already, one document per row: --unit must be text",
+                              datm_text_format_name(o->format));
+    if ((o->text_field || o->label_field) && o->format != DATM_TEXT_JSONL && o->format != DATM_TEXT_CSV)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --text-field and --label-field "
+                              "are for the jsonl and csv formats");
+    if (o->vocab_path && !bow)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --vocab-file is for the mm and "
+                              "ldac formats");
+    if (o->stopwords_lang && datm_stopword_lang_count(o->stopwords_lang) < 0)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --stopwords-lang '%s': built-in "
+                              "lists are %s (any other language: --stopwords FILE)",
+                              o->stopwords_lang, datm_stopword_langs());
+    if (o->stopwords_lang && o->stopwords_path)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --stopwords-lang and --stopwords "
+                              "both name the stop list: give one");
     if (o->label_subdir && (o->format != DATM_TEXT_DIR || o->cats_path))
         return datm_error_set(err, DATM_E_INVALID, "corpus build: --label-subdir is for the dir format without --cats");
-    if (o->cats_path && o->format == DATM_TEXT_LINES)
-        return datm_error_set(err, DATM_E_INVALID, "corpus build: the lines format takes --labels, not --cats");
+    if (o->cats_path && o->format != DATM_TEXT_DIR && o->format != DATM_TEXT_BROWN)
+        return datm_error_set(err, DATM_E_INVALID, "corpus build: --cats is for the dir and brown "
+                              "formats");
     return DATM_OK;
+}
+
+/* The stop words of o->stopwords_path, normalised like the tokens (NFC, case folded). */
+static int read_stop_file(datm_cb_state *s, datm_tokenizer *tk)
+{
+    const char *path = s->o->stopwords_path;
+    char **lines = NULL;
+    int64_t n = 0;
+    int rc = datm_strmap_init(&s->stops, s->err);
+    if (!rc) rc = datm_lines_read(path, 0, &lines, &n, s->err);
+    for (int64_t i = 0; !rc && i < n; i++) {
+        char w[1024];
+        size_t len = 0;
+        int r = datm_token_normalize(tk, lines[i], strlen(lines[i]), w, sizeof w, &len);
+        if (r == DATM_E_FORMAT)
+            rc = datm_error_set(s->err, r, "%s:%lld: invalid UTF-8", path, (long long)i + 1);
+        else if (r)
+            rc = datm_error_set(s->err, r, "%s:%lld: stop word too long", path, (long long)i + 1);
+        else if (len && datm_strmap_intern(&s->stops, w, len, s->err) < 0)
+            rc = s->err->code;
+    }
+    datm_lines_free(lines, n);
+    s->have_stops = 1;
+    return rc;
 }
 
 static void state_free(datm_cb_state *s)
@@ -449,26 +501,26 @@ int datm_corpus_build(const datm_corpus_build_opts *o, datm_corpus_build_stats *
     s.o = o;
     s.st = st;
     s.err = err;
-    rc = datm_strmap_init(&s.words, err);
-    if (!rc) rc = datm_strmap_init(&s.cats, err);
-    if (!rc && o->stopwords_path && !o->no_stopwords) {
-        char **lines = NULL;
-        int64_t n = 0;
-        rc = datm_strmap_init(&s.stops, err);
-        if (!rc) rc = datm_lines_read(o->stopwords_path, 0, &lines, &n, err);
-        for (int64_t i = 0; !rc && i < n; i++)
-            if (datm_strmap_intern(&s.stops, lines[i], strlen(lines[i]), err) < 0) rc = err->code;
-        datm_lines_free(lines, n);
-        s.have_stops = 1;
-    }
     datm_tokenizer tk = {
         .tagged = o->format == DATM_TEXT_BROWN,
         .min_len = o->min_token_len,
         .max_len = o->max_token_len,
-        .on_token = on_token,
+        .on_token = datm_cb_token,
         .user = &s,
     };
-    if (!rc) rc = (o->format == DATM_TEXT_LINES) ? read_lines(&s, &tk) : read_dir_or_brown(&s, &tk);
+    rc = datm_strmap_init(&s.words, err);
+    if (!rc) rc = datm_strmap_init(&s.cats, err);
+    if (!rc && o->stopwords_path && !o->no_stopwords) rc = read_stop_file(&s, &tk);
+    if (!rc) {
+        switch (o->format) {
+        case DATM_TEXT_LINES: rc = read_lines(&s, &tk); break;
+        case DATM_TEXT_JSONL: rc = datm_cb_read_jsonl(&s, &tk); break;
+        case DATM_TEXT_CSV: rc = datm_cb_read_csv(&s, &tk); break;
+        case DATM_TEXT_MM: rc = datm_cb_read_mm(&s); break;
+        case DATM_TEXT_LDAC: rc = datm_cb_read_ldac(&s); break;
+        default: rc = read_dir_or_brown(&s, &tk); break;
+        }
+    }
     if (!rc) {
         st->n_utf8_error_bytes = tk.utf8_error_bytes;
         st->n_non_ascii_chars = tk.non_ascii_chars;
@@ -478,6 +530,7 @@ int datm_corpus_build(const datm_corpus_build_opts *o, datm_corpus_build_stats *
         st->n_units = s.n_units;
         rc = datm_cb_finish(&s);
     }
+    datm_tokenizer_free(&tk);
     state_free(&s);
     return rc;
 }

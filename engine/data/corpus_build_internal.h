@@ -39,6 +39,24 @@ typedef struct datm_cb_state {
     int64_t     src_first_unit;
 } datm_cb_state;
 
+struct datm_tokenizer;
+
+/* ---- reading half (corpus_build.c), used by the readers of corpus_build_readers.c ---- */
+/* A new text NAME of category cat (-1 none); its units follow. */
+int  datm_cb_begin_text(datm_cb_state *s, const char *name, int32_t cat);
+void datm_cb_end_text(datm_cb_state *s);
+/* One token of the current text (the tokeniser's on_token): stop words counted, others kept. */
+int  datm_cb_token(void *user, const char *w, size_t len);
+/* Tokenises one line of the current text; invalid UTF-8 is an error naming name:lineno:col;
+ * a blank line ends a paragraph unit. */
+int  datm_cb_line(datm_cb_state *s, struct datm_tokenizer *tk, const char *line, size_t len,
+                  const char *name, int64_t lineno);
+/* The readers of the other formats (corpus_build_readers.c). */
+int  datm_cb_read_jsonl(datm_cb_state *s, struct datm_tokenizer *tk);
+int  datm_cb_read_csv(datm_cb_state *s, struct datm_tokenizer *tk);
+int  datm_cb_read_mm(datm_cb_state *s);
+int  datm_cb_read_ldac(datm_cb_state *s);
+
 /* Output half: split, vocabulary, counts, files (corpus_build_out.c). */
 int datm_cb_finish(datm_cb_state *s);
 

@@ -333,6 +333,9 @@ static int write_readme(datm_cb_state *s, const split_out *tr, const split_out *
     if (o->cats_path) fprintf(f, " --cats %s", o->cats_path);
     if (o->labels_path) fprintf(f, " --labels %s", o->labels_path);
     if (o->label_subdir) fprintf(f, " --label-subdir");
+    if (o->text_field) fprintf(f, " --text-field %s", o->text_field);
+    if (o->label_field) fprintf(f, " --label-field %s", o->label_field);
+    if (o->vocab_path) fprintf(f, " --vocab-file %s", o->vocab_path);
     fprintf(f, " --unit %s", datm_doc_unit_name(o->unit));
     if (o->unit == DATM_UNIT_CHUNK) fprintf(f, " --chunk %lld", (long long)o->chunk_tokens);
     fprintf(f, " --min-len %d --max-len %d --min-df %lld --max-df %.9g --vocab %lld --min-doc-tokens %lld"
@@ -341,13 +344,23 @@ static int write_readme(datm_cb_state *s, const split_out *tr, const split_out *
             (long long)o->min_doc_tokens, o->test_frac, (unsigned long long)o->seed);
     if (o->no_stopwords) fprintf(f, " --no-stopwords");
     else if (o->stopwords_path) fprintf(f, " --stopwords %s", o->stopwords_path);
+    else if (o->stopwords_lang) fprintf(f, " --stopwords-lang %s", o->stopwords_lang);
     if (!o->gzip) fprintf(f, " --no-gzip");
     fprintf(f, "\n```\n\n## Processing\n");
-    fprintf(f, "* Tokens: maximal runs of ASCII letters, lower-cased, %d to %d letters; every other byte "
-               "separates tokens.%s\n", o->min_token_len, o->max_token_len,
-            o->format == DATM_TEXT_BROWN ? " Brown items are `word/TAG`; the tag (after the last `/`) is dropped." : "");
+    if (o->format == DATM_TEXT_MM || o->format == DATM_TEXT_LDAC)
+        fprintf(f, "* Tokens: the counts of the input, words named by %s.\n",
+                o->vocab_path ? o->vocab_path : "their ids (w1, w2, ...)");
+    else
+        fprintf(f, "* Tokens: UTF-8 text in Unicode NFC, cut at ICU's word breaks; a token is a maximal run "
+                   "of letters (Unicode Alphabetic, with the combining marks that follow), case folded, "
+                   "%d to %d characters; digits, punctuation and symbols separate tokens.%s\n",
+                o->min_token_len, o->max_token_len,
+                o->format == DATM_TEXT_BROWN ? " Brown items are `word/TAG`; the tag (after the last `/`) is dropped." : "");
     if (o->no_stopwords) fprintf(f, "* Stop words: kept.\n");
     else if (o->stopwords_path) fprintf(f, "* Stop words: the list in `%s`.\n", o->stopwords_path);
+    else if (o->stopwords_lang && strcmp(o->stopwords_lang, "en"))
+        fprintf(f, "* Stop words: datm's built-in list for `%s` (%lld words).\n", o->stopwords_lang,
+                (long long)datm_stopword_lang_count(o->stopwords_lang));
     else fprintf(f, "* Stop words: datm's built-in English list (%zu words).\n", datm_stopword_count());
     if (o->unit == DATM_UNIT_TEXT) fprintf(f, "* Documents: one per text.\n");
     else if (o->unit == DATM_UNIT_PARAGRAPH) fprintf(f, "* Documents: paragraphs (blocks separated by blank lines).\n");
@@ -384,12 +397,10 @@ static int write_readme(datm_cb_state *s, const split_out *tr, const split_out *
     fprintf(f, "\n## Reported while building\n| what | count |\n| --- | --- |\n");
     fprintf(f, "| texts read | %lld |\n", (long long)st->n_texts);
     fprintf(f, "| texts without any token | %lld |\n", (long long)st->n_texts_empty);
-    fprintf(f, "| invalid UTF-8 bytes (separators) | %lld in %lld texts%s%s |\n", (long long)st->n_utf8_error_bytes,
-            (long long)st->n_texts_utf8_errors, st->first_utf8_error[0] ? ", first at " : "", st->first_utf8_error);
-    fprintf(f, "| non-ASCII characters (separators) | %lld |\n", (long long)st->n_non_ascii_chars);
+    fprintf(f, "| non-ASCII characters | %lld |\n", (long long)st->n_non_ascii_chars);
     if (o->format == DATM_TEXT_BROWN) fprintf(f, "| items without /TAG | %lld |\n", (long long)st->n_untagged_tokens);
     fprintf(f, "| tokens kept by the length limits | %lld |\n", (long long)st->n_tokens);
-    fprintf(f, "| tokens longer than %d letters (dropped) | %lld |\n", o->max_token_len, (long long)st->n_long_tokens);
+    fprintf(f, "| tokens longer than %d characters (dropped) | %lld |\n", o->max_token_len, (long long)st->n_long_tokens);
     fprintf(f, "| stop-word tokens removed | %lld |\n", (long long)st->n_stop_tokens);
     fprintf(f, "| distinct words in training documents | %lld |\n", (long long)st->n_distinct_words);
     fprintf(f, "| out-of-vocabulary tokens train / test | %lld / %lld |\n", (long long)st->oov_tokens_train,
@@ -407,16 +418,13 @@ static void report(const datm_cb_state *s)
     datm_info("corpus build: %lld texts -> %lld units; train %lld docs, test %lld docs; V = %lld",
               (long long)st->n_texts, (long long)st->n_units, (long long)st->n_docs_train,
               (long long)st->n_docs_test, (long long)st->n_vocab);
-    if (st->n_utf8_error_bytes)
-        datm_warn("corpus build: %lld invalid UTF-8 bytes in %lld texts (first at %s); treated as separators",
-                  (long long)st->n_utf8_error_bytes, (long long)st->n_texts_utf8_errors, st->first_utf8_error);
     if (st->n_texts_empty)
         datm_warn("corpus build: %lld texts have no token at all", (long long)st->n_texts_empty);
     if (st->n_dropped_train || st->n_dropped_test)
         datm_warn("corpus build: dropped %lld train and %lld test units with fewer than %lld vocabulary tokens",
                   (long long)st->n_dropped_train, (long long)st->n_dropped_test, (long long)o->min_doc_tokens);
     if (st->n_long_tokens)
-        datm_info("corpus build: %lld tokens longer than %d letters dropped", (long long)st->n_long_tokens,
+        datm_info("corpus build: %lld tokens longer than %d characters dropped", (long long)st->n_long_tokens,
                   o->max_token_len);
     if (o->format == DATM_TEXT_BROWN && st->n_untagged_tokens)
         datm_warn("corpus build: %lld items without a /TAG", (long long)st->n_untagged_tokens);
