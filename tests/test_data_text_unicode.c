@@ -170,6 +170,7 @@ static char *slurp(const char *path, long *n)
     fseek(f, 0, SEEK_SET);
     char *b = malloc((size_t)*n + 1);
     if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
+    else b[*n] = '\0';
     fclose(f);
     return b;
 }
