@@ -112,4 +112,12 @@ check "[ $rc = 1 ] && grep -q 'token order' $tmp/e1.txt" "window on counts is an
 check "[ $rc = 1 ] && grep -q 'nope.txt' $tmp/e2.txt" "missing reference named ($rc)"
 "$datm" topics "$tmp/run" --window 10 > "$tmp/e3.txt" 2>&1; rc=$?
 check "[ $rc = 2 ]" "--window without --recompute is a usage error ($rc)"
+# the spec's reference is checked before training: a missing file, a window without text
+"$datm" run "$tmp/spec.yaml" evaluate.coherence.reference="$tmp/nope.txt" -o "$tmp/r2" > "$tmp/e4.txt" 2>&1; rc=$?
+check "[ $rc = 1 ] && grep -q 'evaluate.coherence.reference: .*nope.txt: no such file' $tmp/e4.txt && ! grep -q '^train ' $tmp/r2/run.log" "missing reference: error before training ($rc)"
+"$datm" run "$tmp/spec.yaml" evaluate.coherence.window=20 -o "$tmp/r3" > "$tmp/e5.txt" 2>&1; rc=$?
+check "[ $rc = 1 ] && grep -q 'window 20 needs the order of the tokens' $tmp/e5.txt" "window on counts: error before training ($rc)"
+"$datm" run "$tmp/spec.yaml" evaluate.coherence.reference="$tmp/ref.txt" evaluate.coherence.window=10 \
+  "evaluate.coherence.measures=[cv]" -o "$tmp/r4" --quiet > "$tmp/r4.txt" 2>&1; rc=$?
+check "[ $rc = 0 ] && h5dump -a /topics/coherence_window $tmp/r4/result.h5 | grep -q '(0): 10' && h5dump -d /topics/layer_1/cv $tmp/r4/result.h5 > /dev/null 2>&1" "a run with a text reference and a window ($rc)"
 exit $fail

@@ -85,6 +85,8 @@ typedef struct datm_topics_ref {
 int  datm_topics_reference_load(datm_h5 *f, const char *path, datm_topics_ref *r,
                                 datm_error *err);
 void datm_topics_reference_free(datm_topics_ref *r);
+/* Before a run: the reference exists, and a window > 0 has a raw-text reference. */
+int  datm_topics_reference_check(const char *path, int64_t window, datm_error *err);
 
 /* The pipeline's topics stage (datm_stage_hook signature): reads /model/phi_<l> from
  * result_path, builds the topic set (top 25 words, 5 links, projected kept when

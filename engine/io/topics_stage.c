@@ -87,6 +87,20 @@ int datm_topics_reference_load(datm_h5 *f, const char *path, datm_topics_ref *r,
     return rc;
 }
 
+int datm_topics_reference_check(const char *path, int64_t window, datm_error *err)
+{
+    struct stat st;
+    if (path && path[0] && stat(path, &st) != 0)
+        return datm_error_set(err, DATM_E_IO, "evaluate.coherence.reference: %s: no such file or "
+                              "directory", path);
+    if (window > 0 && (!path || !path[0] || is_corpus_dir(path)))
+        return datm_error_set(err, DATM_E_INVALID, "evaluate.coherence.window %lld needs the "
+                              "order of the tokens: give evaluate.coherence.reference a raw text "
+                              "(a file, one document per line, or a directory of text files); a "
+                              "data set holds counts only", (long long)window);
+    return DATM_OK;
+}
+
 void datm_topics_reference_free(datm_topics_ref *r)
 {
     if (r->have_corpus) datm_corpus_free(&r->corpus);

@@ -21,6 +21,7 @@
 #include "eval/classify.h"
 #include "eval/logreg.h"
 #include "eval/perplexity.h"
+#include "io/results.h"
 #include "io/results_layout.h"
 #include "pipeline/run_internal.h"
 #include "rand/rand.h"
@@ -854,7 +855,10 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     }
     if (!rc) {
         double t0 = datm_time_now();
-        rc = datm_run_data_load(spec, &c.data, err);
+        const datm_config *ec = datm_spec_section(spec, DATM_SEC_EVALUATE);
+        rc = datm_topics_reference_check(datm_config_str(ec, "coherence.reference"),
+                                         datm_config_int(ec, "coherence.window"), err);
+        if (!rc) rc = datm_run_data_load(spec, &c.data, err);
         if (!rc)
             datm_info("data: %s (%s): %lld training documents, %lld evaluation documents, V = %lld "
                       "(%.2fs)", c.data.dir, c.data.protocol, (long long)c.data.train_X.n_rows,
