@@ -1,0 +1,103 @@
+#!/bin/bash
+# ctest-labels: e2e  ctest-timeout: 600
+# tests/test_pipeline_cache.sh: `datm pipeline run|status` on the Brown corpus (ci/setup.sh
+# builds it into .cache/data/brown): the run cache and the scheduler.
+# - a second invocation starts nothing (every run reused)
+# - a comment change in a spec changes no key; a setting change reruns that run only; a
+#   changed data file reruns every run that reads it
+# - -j 1 and -j 2 give identical /metrics for every run (timings aside)
+# - a pipeline killed with SIGKILL mid-way and rerun ends with the same /metrics as an
+#   uninterrupted one
+set -u
+SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+datm=${DATM_BIN:-$SRC/build/datm}
+[ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
+command -v h5dump > /dev/null || { echo "FAIL: h5dump missing (ci/setup.sh installs hdf5-tools)"; exit 1; }
+brown=$SRC/.cache/data/brown
+[ -f "$brown/train.docword.gz" ] || { echo "FAIL: $brown missing: run bash ci/setup.sh"; exit 1; }
+. "$SRC/tests/testlib.sh"
+fail=0
+tmp=$(mktemp -d /tmp/datm_test_pipecache_XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$brown" "$tmp/brown"
+
+# A small WHAI on a copy of Brown; the pipeline: two widths and a claim.
+cat > "$tmp/spec.yaml" <<SPEC
+# a comment
+defaults: [$SRC/experiments/brown/whai.yaml]
+data: {dataset: $tmp/brown}
+model: {layers: [16], kl_weight: [0.1]}
+train: {epochs: 2, eval_every: 0, checkpoint_every: 10}
+evaluate: {samples: 5, classify: false}
+output: {figures: false, topics: false}
+SPEC
+cat > "$tmp/p.yaml" <<PIPE
+name: cachetest
+runs:
+  - {id: w16, spec: spec.yaml}
+  - {id: w8, spec: spec.yaml, overrides: ["model.layers=[8]"]}
+PIPE
+metrics() {   # the /metrics of run ID in cache C, without the timings
+  local dir
+  dir=$(readlink -f "$tmp/out_$2/runs/$1")
+  h5dump -g /metrics "$dir/result.h5" | awk '/DATASET/{keep = $0 !~ /_s"|_s_per_doc"/} keep'
+}
+run() {  # run CACHE [args...]: the pipeline into cache C with its own out dir
+  local c=$1; shift
+  "$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_$c" --quiet "$@" > "$tmp/run_$c.log" 2>&1
+}
+status() { "$datm" pipeline status "$tmp/p.yaml" --cache "$tmp/c_$1" | awk '!/^#/{print $1, $2}'; }
+sed -i "s|^name: cachetest|name: cachetest\nout: out_a|" "$tmp/p.yaml"
+
+run a -j 1; check '[ $? = 0 ]' "first run completes"
+check '[ "$(status a | tr "\n" " ")" = "done w16 done w8 " ]' "both runs done"
+run a -j 1
+check '! grep -q "started" "$tmp/run_a.log"' "a second invocation starts nothing"
+t0=$(date +%s%N); run a -j 2; t1=$(date +%s%N)
+echo "all-cached invocation: $(( (t1 - t0) / 1000000 )) ms"
+
+sed -i 's/^# a comment/# another comment, reworded/' "$tmp/spec.yaml"
+check '[ "$(status a | tr "\n" " ")" = "done w16 done w8 " ]' "a comment change keeps every key"
+
+sed -i 's/kl_weight: \[0.1\]/kl_weight: [0.2]/' "$tmp/p.yaml" "$tmp/spec.yaml"
+check '[ "$(status a | tr "\n" " ")" = "pending w16 pending w8 " ]' "a setting of the shared spec changes both keys"
+sed -i 's/kl_weight: \[0.2\]/kl_weight: [0.1]/' "$tmp/spec.yaml"
+sed -i 's/overrides: \["model.layers=\[8\]"\]/overrides: ["model.layers=[8]", "model.lr=0.002"]/' "$tmp/p.yaml"
+check '[ "$(status a | tr "\n" " ")" = "done w16 pending w8 " ]' "a run's own setting changes only its key"
+sed -i 's/, "model.lr=0.002"//' "$tmp/p.yaml"
+check '[ "$(status a | tr "\n" " ")" = "done w16 done w8 " ]' "and back: both cached again"
+
+touch "$tmp/brown/train.docword.gz"
+check '[ "$(status a | tr "\n" " ")" = "done w16 done w8 " ]' "a touched data file with the same bytes keeps the keys"
+cp "$tmp/brown/train.labels" "$tmp/labels.bak"
+echo >> "$tmp/brown/train.labels"
+check '[ "$(status a | tr "\n" " ")" = "pending w16 pending w8 " ]' "a changed data file changes the keys"
+cp "$tmp/labels.bak" "$tmp/brown/train.labels"
+
+# -j 1 and -j 2 agree
+sed -i 's/^out: out_a/out: out_b/' "$tmp/p.yaml"
+run b -j 2; check '[ $? = 0 ]' "-j 2 run completes"
+for id in w16 w8; do
+  check '[ "$(metrics $id a)" = "$(metrics $id b)" ] && [ -n "$(metrics $id a)" ]' "$id: -j 1 and -j 2 give identical /metrics"
+done
+
+# kill -9 mid-way, rerun: the same /metrics as the uninterrupted run
+sed -i 's/^out: out_b/out: out_k/' "$tmp/p.yaml"
+sed -i 's/epochs: 2,/epochs: 6,/' "$tmp/spec.yaml"
+"$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_k" -j 2 --quiet > "$tmp/run_k1.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do   # until a checkpoint exists
+  ls "$tmp"/c_k/*/checkpoints/ckpt-*.h5 > /dev/null 2>&1 && break
+  sleep 0.05
+done
+kill -9 $pid; wait $pid 2>/dev/null
+sleep 1
+check 'status k | grep -qv "^done"' "killed mid-way: some run is not done"
+run k -j 2; check '[ $? = 0 ]' "the rerun completes"
+check 'grep -q "resume started" "$tmp/run_k.log" || grep -q "run started" "$tmp/run_k.log"' "the rerun continued the runs"
+sed -i 's/^out: out_k/out: out_u/' "$tmp/p.yaml"
+run u -j 2; check '[ $? = 0 ]' "uninterrupted run completes"
+for id in w16 w8; do
+  check '[ "$(metrics $id k)" = "$(metrics $id u)" ] && [ -n "$(metrics $id u)" ]' "$id: killed and rerun equals uninterrupted"
+done
+exit $fail
