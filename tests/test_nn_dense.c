@@ -1,8 +1,9 @@
 /* ctest-labels: unit;grad  ctest-timeout: 60  ctest-link: datm_nn */
 /* Dense and sparse-input layers + softplus: analytic backward vs central differences in
  * double (rel. err < 1e-6), the f32 path vs the f64 path, softplus at extreme inputs; the f32
- * layers at the sDATM head's sizes (rows split over the OpenMP team) give the same bits with
- * 1, 2 and 3 threads. */
+ * layers at the sDATM head's sizes (rows split over the OpenMP team; BLAS for other shapes)
+ * give the same bits with 1, 2 and 3 threads. */
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -57,11 +58,11 @@ static double sparse_obj(void *vc, const double *x, double *g)
 }
 
 /* The f32 layer at a head-sized shape (rows split over the team above 2^20 multiply-adds):
- * forward, dW, db and dX with 1, 2 and 3 threads, bit for bit. n_out 200 is a multiple of 8
- * (the split's kernel), n_in 104 too; nb 200 rows and 61 (odd blocks). */
-static void check_split(int64_t nb)
+ * forward, dW, db and dX with 1, 2 and 3 threads (OpenMP and OpenBLAS), bit for bit. n_out
+ * 200 is a multiple of 8 (the split's kernel), n_in 104 too; nb 200 rows and 61 (odd blocks);
+ * n_out 15 goes to BLAS. */
+static void check_split(int64_t nb, int64_t ni, int64_t no)
 {
-    const int64_t ni = 104, no = 200;
     const size_t nx = (size_t)(nb * ni), nw = (size_t)(ni * no), ny = (size_t)(nb * no);
     float *X = malloc(nx * sizeof *X), *W = malloc(nw * sizeof *W), *b = malloc(no * sizeof *b);
     float *dY = malloc(ny * sizeof *dY);
@@ -75,6 +76,7 @@ static void check_split(int64_t nb)
     const int had = omp_get_max_threads();
     for (int t = 0; t < 3; t++) {
         omp_set_num_threads(t + 1);
+        openblas_set_num_threads(t + 1);   /* as datm run --threads sets both */
         out[t][0] = malloc(ny * sizeof(float));
         out[t][1] = malloc(nw * sizeof(float));
         out[t][2] = malloc(no * sizeof(float));
@@ -83,12 +85,14 @@ static void check_split(int64_t nb)
         datm_dense_backward_f32(nb, ni, no, X, W, dY, out[t][1], out[t][2], out[t][3], 0.0f);
     }
     omp_set_num_threads(had);
+    openblas_set_num_threads(had);
     const size_t len[4] = {ny, nw, (size_t)no, nx};
     static const char *const what[4] = {"forward", "dW", "db", "dX"};
     for (int t = 1; t < 3; t++)
         for (int a = 0; a < 4; a++)
             CHECK(!memcmp(out[0][a], out[t][a], len[a] * sizeof(float)),
-                  "rows %lld: %s with %d threads differs from 1 thread", (long long)nb, what[a],
+                  "%lldx%lldx%lld: %s with %d threads differs from 1 thread", (long long)nb,
+                  (long long)ni, (long long)no, what[a],
                   t + 1);
     double md = 0;   /* and the forward is the product (not, e.g., left unwritten) */
     for (int64_t i = 0; i < nb; i += 9)
@@ -208,8 +212,11 @@ int main(void)
                   "softplus f32 value at %g: %.9g vs %.17g", zd, yf, ref);
         }
     }
-    check_split(200);
-    check_split(61);
+    check_split(200, 104, 200);
+    check_split(61, 104, 200);
+    /* a head's output layer with 15 classes (N % 8 != 0: BLAS, whose bits depend on its
+     * thread count unless it is given one thread) */
+    check_split(200, 256, 15);
     if (failures) { printf("%d failures\n", failures); return 1; }
     printf("ok\n");
     return 0;

@@ -15,7 +15,7 @@
  * threads the second core waited for it). datm_sgemm_small's kernel makes each entry of C
  * one FMA chain over k whatever rows it is given, so the split changes no bits and the
  * results stay independent of the thread count; where it would hand the product to BLAS
- * (whose bits depend on the split) there is no split. Below SPLIT_MIN_MACS multiply-adds the
+ * (whose bits depend on the split) there is no split and BLAS gets one thread. Below SPLIT_MIN_MACS multiply-adds the
  * fork and join cost more than they save. */
 enum { SPLIT_MIN_MACS = 1 << 20, SPLIT_MIN_ROWS = 16 };
 
@@ -25,19 +25,32 @@ static int split_rows(int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
            omp_get_max_threads() > 1 && datm_sgemm_small_kernel(trans_b, N, alpha, beta);
 }
 
+/* A product the small kernel does not take goes to BLAS with one thread: OpenBLAS's bits
+ * depend on how many threads split it (edge kernels), so a threaded call would make the
+ * numbers depend on the run's thread count (a head of 15 classes, N % 8 != 0, did). With more
+ * than one BLAS thread its workers also wake and then spin (sched_yield) beside the OpenMP
+ * team of the next parallel loop: ~14% of the CPU samples of an MNIST sDATM-N iteration at 2
+ * threads for dX = dY W^T. These products are small; one thread loses little. */
+static void gemm_blas1(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc)
+{
+    if (omp_in_parallel()) {   /* BLAS called from a team member runs on one thread anyway */
+        datm_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+    const int blas = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+    datm_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    openblas_set_num_threads(blas);
+}
+
 static void gemm_split(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                        const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                        float *C, int64_t ldc)
 {
-    if (trans_b && !omp_in_parallel()) {
-        /* dX = dY W^T goes to BLAS. With more than one BLAS thread its workers wake and then
-         * spin (sched_yield) beside the OpenMP team of the next parallel loop: ~14% of the CPU
-         * samples of an MNIST sDATM-N iteration at 2 threads. One BLAS thread wakes none, and
-         * gives the same bits whatever the run's thread count. */
-        const int blas = openblas_get_num_threads();
-        openblas_set_num_threads(1);
-        datm_sgemm_small(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        openblas_set_num_threads(blas);
+    if (!datm_sgemm_small_kernel(trans_b, N, alpha, beta) || M <= 0 || N <= 0 || K <= 0) {
+        gemm_blas1(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
     if (!split_rows(trans_b, M, N, K, alpha, beta)) {
@@ -58,6 +71,12 @@ static void gemm_split(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K
 static void gemm_bias_split(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
                             const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc)
 {
+    if (!datm_sgemm_small_kernel(0, N, 1.0f, 0.0f) || M <= 0 || N <= 0 || K <= 0) {
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias[j];
+        gemm_blas1(0, 0, M, N, K, 1.0f, A, lda, B, ldb, 1.0f, C, ldc);
+        return;
+    }
     if (!split_rows(0, M, N, K, 1.0f, 0.0f)) {
         datm_sgemm_small_bias(M, N, K, A, lda, B, ldb, bias, C, ldc);
         return;
