@@ -34,6 +34,7 @@ static int pt_run_spec(const char *text, const char *name, const char *const *ov
     datm_run_opts opts;
     memset(&opts, 0, sizeof opts);
     opts.run_dir = dir;
+    opts.overwrite = 1;   /* a test run again replaces its own earlier output */
     int rc = datm_run(&s, &opts, &err);
     if (rc) fprintf(stderr, "run: %s\n", err.msg);
     datm_spec_free(&s);

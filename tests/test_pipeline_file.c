@@ -2,7 +2,7 @@
  * tests/test_pipeline_file.c: pipeline files (engine/pipeline/pipefile.c).
  * - runs, matrix expansion (order, labels, exclude, {axis} in every field), profiles and the
  *   override order (file, profile, run, run's profile), references, tables, figures, claims
- * - 19 malformed files: each message names file:LINE:col of the fault and the key path */
+ * - 21 malformed files: each message names file:LINE:col of the fault and the key path */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +201,13 @@ static void test_errors(void)
     expect_error("p19.yaml", "runs: [{id: a, spec: s.yaml}]\ntables:\n  t:\n"
                  "    values: [{metric: x, format: \"%s\"}]\n", NULL, "p19.yaml:4:", "format '%s'",
                  NULL);
+    /* P20 a claim naming a run that does not exist: found at load time, not after training */
+    expect_error("p20.yaml", "runs: [{id: whai, spec: s.yaml}]\nclaims:\n  c:\n    text: t\n"
+                 "    expr: \"wahi.perplexity < 1\"\n", NULL, "p20.yaml:", "claims.c",
+                 "wahi", "did you mean 'whai'", NULL);
+    /* P21 a claim with a syntax error: the column with a caret */
+    expect_error("p21.yaml", "runs: [{id: a, spec: s.yaml}]\nclaims:\n  c:\n    text: t\n"
+                 "    expr: \"a.x < < 1\"\n", NULL, "p21.yaml:", "claims.c", "^", NULL);
 }
 
 int main(void)

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "pipeline/pipefile.h"
+#include "pipeline/report.h"
 
 enum { EXIT_CLAIMS = 3 };
 
@@ -30,7 +31,10 @@ static void help(FILE *f)
         "          continue.\n"
         "status    one line per run: pending, done, cached, running, failed, resumable or\n"
         "          partial, with its cache key and directory.\n"
-        "report    (re)writes REPORT.md, tables/, figures/ and claims from the runs alone.\n\n"
+        "report    (re)writes the report from the runs as they are (unfinished ones show as\n"
+        "          missing): REPORT.md (runs, tables, figures, claims with their numbers),\n"
+        "          runs.csv (one row per run with every metric), tables/ID.{md,csv,json},\n"
+        "          figures/ID.{png,svg,dat,gp} and claims.{md,json}.\n\n"
         "--profile P   the profile's overrides (default: the file's default_profile)\n"
         "-j N          core budget (default 1); runs at once = N / threads\n"
         "--threads T   threads per run (default: the file's threads:, else 1)\n"
@@ -38,12 +42,14 @@ static void help(FILE *f)
         "--dry         print what would run and the cache keys; run nothing\n"
         "--force       rerun cached runs too (each old result is kept until its new one is\n"
         "              COMPLETED)\n"
-        "--strict      exit 3 when a claim is not reproduced\n"
+        "--strict      exit 3 when a claim (not marked informative) is not reproduced or\n"
+        "              cannot be evaluated\n"
+        "-o DIR        report: where to write it (default: the file's out:)\n"
         "--cache DIR   the run cache (default: the file's cache:, else $DATM_CACHE, else\n"
         "              .cache/runs)\n\n"
         "Exit: 0 every run completed (and, with --strict, every claim reproduced); 1 a run\n"
-        "failed or was interrupted; 2 a bad pipeline file or usage; 3 (--strict) a claim\n"
-        "not reproduced.\n");
+        "failed or was interrupted, or the report could not be written; 2 a bad pipeline\n"
+        "file (claims included) or usage; 3 (--strict) a claim not reproduced.\n");
 }
 
 typedef struct pipe_args {
@@ -111,6 +117,32 @@ static int parse_args(int argc, char **argv, pipe_args *a)
         return DATM_EXIT_USAGE;
     }
     return -1;
+}
+
+/* Writes the report and prints the claims' tally; returns the exit code the report alone
+ * calls for (0, 2 for a claim that does not parse, 1 for an unwritable report, 3 under
+ * --strict for a claim not reproduced or not evaluable). */
+static int write_report(const datm_pipeline *p, const datm_pipe_state *st, const pipe_args *a)
+{
+    const char *out = a->out ? a->out : p->out_dir;
+    datm_claims_summary sum;
+    datm_error err = {0};
+    if (datm_pipeline_report(p, st, out, &sum, &err)) {
+        fprintf(stderr, "datm pipeline: report: %s\n", err.msg);
+        return err.code == DATM_E_INVALID ? DATM_EXIT_USAGE : DATM_EXIT_FAIL;
+    }
+    printf("report: %s/REPORT.md", out);
+    if (p->n_claims)
+        printf("; claims: %d reproduced, %d not reproduced, %d not evaluable",
+               sum.n[DATM_CLAIM_REPRODUCED], sum.n[DATM_CLAIM_NOT_REPRODUCED],
+               sum.n[DATM_CLAIM_NOT_EVALUABLE]);
+    printf("\n");
+    if (a->strict && (sum.n_strict_not_reproduced || sum.n_strict_not_evaluable)) {
+        fprintf(stderr, "datm pipeline: --strict: %d claim(s) not reproduced, %d not evaluable "
+                "(%s/claims.md)\n", sum.n_strict_not_reproduced, sum.n_strict_not_evaluable, out);
+        return EXIT_CLAIMS;
+    }
+    return DATM_EXIT_OK;
 }
 
 static int cmd_status(const datm_pipeline *p, const datm_pipe_state *st)
@@ -181,9 +213,15 @@ int datm_cmd_pipeline(int argc, char **argv)
         if (datm_pipeline_execute(&p, &cat, &o, st, &n_failed, &err)) {
             fprintf(stderr, "datm pipeline: %s\n", err.msg);
             exit_code = DATM_EXIT_FAIL;
-        } else if (n_failed) {
-            exit_code = DATM_EXIT_FAIL;
+        } else {
+            if (n_failed) exit_code = DATM_EXIT_FAIL;
+            if (!a.dry) {
+                int rc = write_report(&p, st, &a);
+                if (exit_code == DATM_EXIT_OK) exit_code = rc;
+            }
         }
+    } else {
+        exit_code = write_report(&p, st, &a);
     }
 done:
     if (fc.path[0]) {

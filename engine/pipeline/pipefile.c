@@ -96,6 +96,15 @@ static void vadd(pipe_ctx *c, const char *where, const char *path, const char *f
     vsnprintf(c->msg + o + (size_t)k, sizeof c->msg - o - (size_t)k, fmt, ap);
 }
 
+void pipe_error_msg(pipe_ctx *c, const char *msg)
+{
+    c->n_errors++;
+    if (c->n_errors > PIPE_MAX_ERRORS) return;
+    size_t o = strlen(c->msg);
+    if (o && o + 1 < sizeof c->msg) c->msg[o++] = '\n';
+    if (o + 1 < sizeof c->msg) snprintf(c->msg + o, sizeof c->msg - o, "%s", msg);
+}
+
 void pipe_error(pipe_ctx *c, const datm_ynode *at, const char *path, const char *fmt, ...)
 {
     char where[700];

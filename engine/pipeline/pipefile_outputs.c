@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pipeline/pipefile_parse.h"
+#include "pipeline/report.h"
 
 /* ---- references: {SOURCE: {RUN: {METRIC: value}}} ---- */
 
@@ -408,5 +409,14 @@ void pipe_check_outputs(pipe_ctx *c)
         char what[96];
         snprintf(what, sizeof what, "figures.%s", p->figures[i].id);
         check_select(c, &p->figures[i].select, p->figures[i].where, what);
+    }
+    /* Claims are parsed and their run references resolved now, so that a typo fails the
+     * pipeline before hours of training rather than at report time. */
+    for (int i = 0; i < p->n_claims; i++) {
+        datm_error e = {0};
+        if (datm_pipe_claim_check(p, &p->claims[i], &e)) {
+            if (e.code == DATM_E_NOMEM) c->fatal = 1;
+            pipe_error_msg(c, e.msg);
+        }
     }
 }

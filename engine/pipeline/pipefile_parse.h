@@ -33,6 +33,8 @@ void pipe_error(pipe_ctx *c, const datm_ynode *at, const char *path, const char 
 /* The same at a position given as text ("file:line:col"). */
 void pipe_error_at(pipe_ctx *c, const char *where, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* A message already positioned ("file:line:col: path: ..."). */
+void pipe_error_msg(pipe_ctx *c, const char *msg);
 /* The same at key i of map (the key's own position). */
 void pipe_key_error(pipe_ctx *c, const datm_ynode *map, int i, const char *path,
                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
