@@ -256,6 +256,15 @@ static void check_refs_and_substitute(void)
     }
     datm_expr_destroy(&e);
     CHECK(e == NULL, "destroy nulls");
+    /* RUN.METRIC@SOURCE: a reference figure; the parser hands "METRIC@SOURCE" to the lookup */
+    CHECK(datm_expr_parse("approx(whai-1.ppl, whai-1.ppl@base_line, 0.03)", &e, NULL, &err) == 0,
+          "parse @: %s", err.msg);
+    CHECK(e && datm_expr_n_refs(e) == 2 && !strcmp(datm_expr_ref_run(e, 1), "whai-1") &&
+          !strcmp(datm_expr_ref_metric(e, 1), "ppl@base_line"), "ref @");
+    datm_expr_destroy(&e);
+    CHECK(datm_expr_parse("a.x@ < 1", &e, NULL, &err) != 0 && strstr(err.msg, "after '@'"),
+          "'@' without a source: %s", err.msg);
+    datm_expr_destroy(&e);
 
     const char *names[] = {"variant", "layers"}, *values[] = {"whai", "128-64"};
     char out[128];

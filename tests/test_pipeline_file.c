@@ -2,7 +2,7 @@
  * tests/test_pipeline_file.c: pipeline files (engine/pipeline/pipefile.c).
  * - runs, matrix expansion (order, labels, exclude, {axis} in every field), profiles and the
  *   override order (file, profile, run, run's profile), references, tables, figures, claims
- * - 21 malformed files: each message names file:LINE:col of the fault and the key path */
+ * - 22 malformed files: each message names file:LINE:col of the fault and the key path */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +208,10 @@ static void test_errors(void)
     /* P21 a claim with a syntax error: the column with a caret */
     expect_error("p21.yaml", "runs: [{id: a, spec: s.yaml}]\nclaims:\n  c:\n    text: t\n"
                  "    expr: \"a.x < < 1\"\n", NULL, "p21.yaml:", "claims.c", "^", NULL);
+    /* P22 a claim naming a reference figure the file does not record */
+    expect_error("p22.yaml", "runs: [{id: a, spec: s.yaml}]\nreferences:\n  base: {a: {ppl: 5}}\n"
+                 "claims:\n  c:\n    text: t\n    expr: \"a.ppl < a.pll@base\"\n", NULL,
+                 "p22.yaml:", "claims.c", "references.base has no figure a.pll", NULL);
 }
 
 int main(void)

@@ -14,8 +14,8 @@ enum { EXIT_CLAIMS = 3 };
 static void help(FILE *f)
 {
     fprintf(f,
-        "usage: datm pipeline run PIPE.yaml [--profile P] [-j N] [--threads T] [--only REGEX]\n"
-        "                         [--dry] [--force] [--strict] [--quiet]\n"
+        "usage: datm pipeline run PIPE.yaml [--profile P] [-j N] [--threads T] [--only REGEX] [-o DIR]\n"
+        "                         [--cache DIR] [--dry] [--force] [--strict] [--quiet]\n"
         "       datm pipeline status PIPE.yaml [--profile P]\n"
         "       datm pipeline report PIPE.yaml [--profile P] [-o DIR] [--strict]\n\n"
         "A pipeline file lists runs (single specs with overrides, or a matrix of axes), named\n"
@@ -44,7 +44,8 @@ static void help(FILE *f)
         "              COMPLETED)\n"
         "--strict      exit 3 when a claim (not marked informative) is not reproduced or\n"
         "              cannot be evaluated\n"
-        "-o DIR        report: where to write it (default: the file's out:)\n"
+        "-o DIR        the output folder: report, runs/ links, logs/ (default: the file's\n"
+        "              out:, else results/<name>)\n"
         "--cache DIR   the run cache (default: the file's cache:, else $DATM_CACHE, else\n"
         "              .cache/runs)\n\n"
         "Exit: 0 every run completed (and, with --strict, every claim reproduced); 1 a run\n"
@@ -124,7 +125,7 @@ static int parse_args(int argc, char **argv, pipe_args *a)
  * --strict for a claim not reproduced or not evaluable). */
 static int write_report(const datm_pipeline *p, const datm_pipe_state *st, const pipe_args *a)
 {
-    const char *out = a->out ? a->out : p->out_dir;
+    const char *out = p->out_dir;
     datm_claims_summary sum;
     datm_error err = {0};
     if (datm_pipeline_report(p, st, out, &sum, &err)) {
@@ -181,6 +182,7 @@ int datm_cmd_pipeline(int argc, char **argv)
         return err.code == DATM_E_NOMEM || err.code == DATM_E_IO ? DATM_EXIT_FAIL : DATM_EXIT_USAGE;
     }
     if (a.cache) snprintf(p.cache_dir, sizeof p.cache_dir, "%s", a.cache);
+    if (a.out) snprintf(p.out_dir, sizeof p.out_dir, "%s", a.out);
     int exit_code = DATM_EXIT_OK;
     datm_pipe_state *st = calloc((size_t)p.n_runs, sizeof *st);
     datm_filehash_cache fc;

@@ -154,6 +154,17 @@ static void lex_name(parser *p, int i)
                           "may not contain '.')", k - i, s + i);
             return;
         }
+        if (s[k] == '@') {   /* RUN.METRIC@SOURCE: a figure of references.SOURCE */
+            if (!name_char(s[k + 1])) {
+                fail_at(p, k + 1, "expected the name of a references source after '@'");
+                return;
+            }
+            k = name_end(s, k + 1);
+            if (k - j - 1 >= (int)sizeof t->metric) {
+                fail_at(p, i, "reference too long");
+                return;
+            }
+        }
         t->t = T_REF;
         snprintf(t->run, sizeof t->run, "%.*s", n, s + i);
         snprintf(t->metric, sizeof t->metric, "%.*s", k - j - 1, s + j + 1);

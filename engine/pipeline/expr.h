@@ -10,12 +10,15 @@
  *   sum     := prod (('+' | '-') prod)*
  *   prod    := unary (('*' | '/') unary)*
  *   unary   := '-' unary | primary
- *   primary := NUMBER | RUN '.' METRIC | FUNC '(' args ')' | '(' expr ')'
+ *   primary := NUMBER | RUN '.' METRIC ['@' SOURCE] | FUNC '(' args ')' | '(' expr ')'
  * NUMBER: 12, 0.5, .5, 1e-3. RUN and METRIC: letters, digits, '_', '-' and '+'; a '-' or '+'
  * directly between two name characters belongs to the name (run ids such as whai_128-64-32
  * or sdatm+lr), so `whai_128-64-32.perplexity` is one reference and subtraction and
  * addition need spaces (`a.x - b.x`, `a.x + 1`). A run id made of digits only
  * (`128.perplexity`) is read as a reference when a name character follows the '.'.
+ * RUN.METRIC@SOURCE is the figure references.SOURCE.RUN.METRIC of the pipeline file (a
+ * recorded baseline, the paper's value) rather than the run's own; to the parser it is a
+ * reference whose metric is "METRIC@SOURCE", and the caller's lookup tells them apart.
  * Functions: abs(x), min(a, b), max(a, b) give numbers; approx(x, ref, rel) holds when
  * |x - ref| <= rel * |ref|; between(x, lo, hi) holds when lo <= x <= hi. The whole expression
  * must be a truth value (a comparison, approx, between, or and/or/not of them).

@@ -79,6 +79,17 @@ static int instance_parse(const datm_pipe_claim *cl, long k, int *idx, datm_expr
     return DATM_OK;
 }
 
+/* The reference figure named by RUN.METRIC@SOURCE (metric_at = "METRIC@SOURCE"), or NULL. */
+static const datm_pipe_ref *ref_figure(const datm_pipeline *p, const char *run,
+                                       const char *metric_at)
+{
+    const char *at = strchr(metric_at, '@');
+    char metric[128];
+    if (!at || at - metric_at >= (long)sizeof metric) return NULL;
+    snprintf(metric, sizeof metric, "%.*s", (int)(at - metric_at), metric_at);
+    return datm_pipeline_ref(p, at + 1, run, metric);
+}
+
 int datm_pipe_claim_check(const datm_pipeline *p, const datm_pipe_claim *cl, datm_error *err)
 {
     const long n = n_instances(cl);
@@ -95,6 +106,18 @@ int datm_pipe_claim_check(const datm_pipeline *p, const datm_pipe_claim *cl, dat
         rc = instance_parse(cl, k, idx, &e, err);
         for (int r = 0; !rc && r < datm_expr_n_refs(e); r++) {
             const char *run = datm_expr_ref_run(e, r);
+            const char *at = strchr(datm_expr_ref_metric(e, r), '@');
+            if (at && !ref_figure(p, run, datm_expr_ref_metric(e, r))) {
+                char axes[512];
+                instance_axes(cl, idx, axes, sizeof axes);
+                rc = datm_error_set(err, DATM_E_INVALID,
+                                    "%s: claims.%s.expr%s%s%s: %s.%s: references.%s has no "
+                                    "figure %s.%.*s", cl->where, cl->id, axes[0] ? " (" : "",
+                                    axes, axes[0] ? ")" : "", run, datm_expr_ref_metric(e, r),
+                                    at + 1, run, (int)(at - datm_expr_ref_metric(e, r)),
+                                    datm_expr_ref_metric(e, r));
+                break;
+            }
             if (datm_pipeline_find_run(p, run) >= 0) continue;
             const char *near = datm_closest_name(run, cand, p->n_runs);
             char axes[512];
@@ -116,6 +139,12 @@ int datm_pipe_claim_check(const datm_pipeline *p, const datm_pipe_claim *cl, dat
 static int lookup(void *user, const char *run, const char *metric, double *v)
 {
     const rep_ctx *c = user;
+    if (strchr(metric, '@')) {
+        const datm_pipe_ref *r = ref_figure(c->p, run, metric);
+        if (!r || isnan(r->value)) return 1;
+        *v = r->value;
+        return 0;
+    }
     const int i = datm_pipeline_find_run(c->p, run);
     if (i < 0 || !c->runs[i].finished) return 1;
     return datm_result_metrics_get(&c->runs[i].m, metric, v) == 0 ? 0 : 1;   /* NaN passes */

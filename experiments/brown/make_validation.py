@@ -6,6 +6,9 @@ each category (all chunks of a text stay together, as in the corpus builder's sp
 validation documents; each validation document's tokens are split 70/30 into
 test_obs/test_heldout, so a run with `data.protocol: heldout-docs` scores held-out words of
 documents it never trained on. The rest of the training texts form train.docword.gz.
+For choosing the settings of a supervised model, test.docword.gz holds the validation
+documents whole and train.labels / test.labels / classes.txt their genres (the layout of the
+corpus builder, so `data.protocol: token-split` classifies them).
 
 usage: make_validation.py BROWN_DIR OUT_DIR [--seed N] [--frac F]
 """
@@ -55,12 +58,16 @@ def main():
         ts = sorted(by_class[lab])
         rng.shuffle(ts)
         val_texts.update(ts[:max(1, round(a.frac * len(ts)))])
-    train_rows, obs_rows, held_rows = [], [], []
+    train_rows, obs_rows, held_rows, val_rows = [], [], [], []
+    train_labels, val_labels = [], []
     for i in range(n_docs):
         row = docs.get(i, [])
         if names[i].split("#")[0] not in val_texts:
             train_rows.append(row)
+            train_labels.append(labels[i])
             continue
+        val_rows.append(row)
+        val_labels.append(labels[i])
         tokens = [w for w, c in row for _ in range(c)]
         rng.shuffle(tokens)
         k = max(1, round(a.obs * len(tokens)))
@@ -73,7 +80,12 @@ def main():
     write_docword(os.path.join(a.out, "train.docword.gz"), n_vocab, train_rows)
     write_docword(os.path.join(a.out, "test_obs.docword.gz"), n_vocab, obs_rows)
     write_docword(os.path.join(a.out, "test_heldout.docword.gz"), n_vocab, held_rows)
-    shutil.copy(os.path.join(a.brown, "vocab.txt"), os.path.join(a.out, "vocab.txt"))
+    write_docword(os.path.join(a.out, "test.docword.gz"), n_vocab, val_rows)
+    for name, labs in (("train.labels", train_labels), ("test.labels", val_labels)):
+        with open(os.path.join(a.out, name), "w") as f:
+            f.write("".join(l + "\n" for l in labs))
+    for name in ("vocab.txt", "classes.txt"):
+        shutil.copy(os.path.join(a.brown, name), os.path.join(a.out, name))
     print("%s: %d training documents, %d validation documents (%d of %d texts)"
           % (a.out, len(train_rows), len(obs_rows), len(val_texts), len(texts)))
 
