@@ -64,6 +64,9 @@ typedef struct job {
     double    t0;
     char      action[16];   /* run, resume, ensemble */
     int       ok;           /* FINISHED: COMPLETED */
+    int       twin;         /* >= 0: an earlier selected run with the same cache key (the
+                               same computation, the same directory): this one waits for it
+                               and is linked to its result instead of running it twice */
 } job;
 
 static volatile sig_atomic_t stop_flag;
@@ -299,8 +302,12 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
     const int tty = !o->quiet && isatty(2);
     int n_sel = 0, n_done = 0, running = 0, rc = DATM_OK;
     for (int i = 0; i < p->n_runs; i++) {
+        jobs[i].twin = -1;
         if (!p->runs[i].selected) { jobs[i].phase = JOB_FINISHED; jobs[i].ok = 1; continue; }
         n_sel++;
+        for (int j = 0; j < i && jobs[i].twin < 0; j++)
+            if (p->runs[j].selected && jobs[j].twin < 0 && !strcmp(st[j].dir, st[i].dir))
+                jobs[i].twin = j;
         int complete = st[i].status == DATM_PIPE_DONE || st[i].status == DATM_PIPE_CACHED;
         if (complete && !o->force) {
             jobs[i].phase = JOB_FINISHED;
@@ -326,6 +333,25 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
         /* start what can start */
         for (int i = 0; i < p->n_runs && !stop_flag && running < slots && !rc; i++) {
             if (jobs[i].phase != JOB_WAITING) continue;
+            if (jobs[i].twin >= 0) {
+                const int j = jobs[i].twin;
+                if (jobs[j].phase != JOB_FINISHED) continue;
+                jobs[i].phase = JOB_FINISHED;
+                jobs[i].ok = jobs[j].ok;
+                if (jobs[i].ok) {
+                    datm_pipe_state_refresh(p, i, &st[i]);
+                    n_done++;
+                    link_run(p, i, &st[i]);
+                    datm_pipe_state_refresh(p, i, &st[i]);
+                    event(tty, "%s: the same run as %s (key %.12s)", p->runs[i].id,
+                          p->runs[j].id, st[i].key);
+                } else {
+                    (*n_failed)++;
+                    event(tty, "%s: not run: the same run as %s, which did not complete",
+                          p->runs[i].id, p->runs[j].id);
+                }
+                continue;
+            }
             if (p->runs[i].kind == DATM_PIPE_RUN_ENSEMBLE) {
                 int mr = members_ready(p, i, st, jobs);
                 if (mr < 0) {
