@@ -1,0 +1,33 @@
+#!/bin/bash
+# ctest-labels: unit  ctest-timeout: 60
+# tests/test_readme_pipeline.sh: the example pipeline file of README.md (section Pipelines)
+# loads as written (runs, matrix, profiles, references, tables, figures, claims all valid),
+# and `--dry` lists its five runs with their cache keys, so the documented format cannot
+# drift from the parser.
+set -u
+SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+datm=${DATM_BIN:-$SRC/build/datm}
+[ -x "$datm" ] || { echo "skipped: $datm not built"; exit 77; }
+[ -f "$SRC/.cache/data/brown/train.docword.gz" ] || {
+  echo "FAIL: $SRC/.cache/data/brown missing: run bash ci/setup.sh"; exit 1; }
+. "$SRC/tests/testlib.sh"
+fail=0
+tmp=$(mktemp -d /tmp/datm_test_readme_pipe_XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/pipelines"
+ln -s "$SRC/experiments" "$tmp/experiments"
+# the first ```yaml block after "## Pipelines"
+awk '/^## Pipelines/ {sec = 1} sec && /^```yaml/ {on = 1; next} on && /^```/ {exit} on' \
+  "$SRC/README.md" > "$tmp/pipelines/depth.yaml"
+check "[ -s '$tmp/pipelines/depth.yaml' ] && grep -q '^claims:' '$tmp/pipelines/depth.yaml'" \
+  "README has the example"
+cd "$tmp"
+DATM_DATA=$SRC/.cache/data "$datm" pipeline run pipelines/depth.yaml --dry --cache "$tmp/c" \
+  > "$tmp/dry.txt" 2>&1
+rc=$?
+cat "$tmp/dry.txt"
+check "[ $rc = 0 ]" "it loads (exit $rc)"
+check "[ \$(grep -c 'would run' '$tmp/dry.txt') = 5 ]" "five runs would run"
+check "grep -q 'whai_64-32_s2 ' '$tmp/dry.txt' && grep -q 'train.epochs=5' '$tmp/dry.txt'" \
+  "matrix ids expanded, the default profile applied"
+exit $fail
