@@ -32,10 +32,14 @@ typedef enum {
 
 const char *datm_status_name(int status);
 
+/* The same struct as the public include/datm.h declares (one guard, so both may be included). */
+#ifndef DATM_ERROR_DEFINED
+#define DATM_ERROR_DEFINED
 typedef struct datm_error {
     int  code;          /* datm_status; DATM_OK when no error */
     char msg[1024];     /* "file:line: field: what is wrong" style message */
 } datm_error;
+#endif
 
 /* Sets err (if non-NULL) and returns code, so `return datm_error_set(err, ...)` works. */
 int  datm_error_set(datm_error *err, int code, const char *fmt, ...)

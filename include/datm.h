@@ -1,0 +1,92 @@
+/* datm.h: the public C API of libdatm — read a trained deep topic model and use it.
+ *
+ * A trained model is a run directory made by `datm run` (or its result.h5). Open it, read
+ * its structure (layers, vocabulary, topic matrices, metrics, resolved spec), project any
+ * layer's topics to words, and infer per-layer document features (theta) of new documents.
+ * Training is the CLI's job (`datm run SPEC.yaml`).
+ *
+ * Conventions: every fallible function returns 0 on success, else a nonzero code with err
+ * (may be NULL) holding a message naming what failed. Handles are opaque; the caller frees
+ * what it opens. Matrices are row-major float arrays the caller allocates with the sizes the
+ * getters give. Layers count from 1 (closest to the words) to datm_layers(). Not thread-safe
+ * on one handle; separate handles may be used from separate threads.
+ *
+ *   datm_trained *m;  datm_error e;
+ *   if (datm_open("results/brown_whai", &m, &e)) { fprintf(stderr, "%s\n", e.msg); ... }
+ *   int64_t V = datm_vocab_size(m), K = datm_topics(m, 1);
+ *   float *tw = malloc(V * K * sizeof *tw);   datm_topic_words(m, 1, tw, &e);
+ *   datm_close(m); */
+#ifndef DATM_H
+#define DATM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DATM_API_VERSION 1   /* raised when a declaration below changes incompatibly */
+
+#ifndef DATM_ERROR_DEFINED
+#define DATM_ERROR_DEFINED
+typedef struct datm_error {
+    int  code;          /* 0: no error */
+    char msg[1024];     /* what failed, naming the file, line or field where there is one */
+} datm_error;
+#endif
+
+typedef struct datm_trained datm_trained;   /* a trained model, opened from a run */
+typedef struct datm_docs  datm_docs;    /* documents as word counts over a vocabulary */
+
+/* DATM_API_VERSION of the library (compare with the header's). */
+int  datm_api_version(void);
+
+/* ---- a trained model ---- */
+/* Opens a run directory or result file; the model itself is loaded at the first datm_infer. */
+int  datm_open(const char *run, datm_trained **out, datm_error *err);
+void datm_close(datm_trained *m);                        /* NULL is fine */
+
+const char *datm_variant(const datm_trained *m);         /* "whai", "dlda-gibbs", ... */
+const char *datm_spec_text(const datm_trained *m);       /* the run's resolved spec (YAML) */
+int         datm_layers(const datm_trained *m);          /* L */
+int64_t     datm_vocab_size(const datm_trained *m);      /* V */
+int64_t     datm_topics(const datm_trained *m, int layer);   /* K_layer; 0 when out of range */
+const char *datm_word(const datm_trained *m, int64_t v); /* word v (0-based); NULL without a
+                                                           vocabulary or out of range */
+
+/* Phi(layer): (K_{layer-1}, K_layer), K_0 = V; each column sums to 1 (paper eq. PGBN_generate). */
+int  datm_phi(const datm_trained *m, int layer, float *out, datm_error *err);
+/* The layer's topics on the words: Phi(1) ... Phi(layer), shape (V, K_layer), columns sum to 1. */
+int  datm_topic_words(const datm_trained *m, int layer, float *out, datm_error *err);
+/* For each topic k of the layer: the n most probable words, ids[k n + j] (0-based) and their
+ * probabilities w[k n + j] (w may be NULL), most probable first. */
+int  datm_top_words(const datm_trained *m, int layer, int n, int32_t *ids, float *w,
+                    datm_error *err);
+
+/* The run's scalar metrics (/metrics: perplexity, error_rate, train_s, ...). */
+int         datm_metric_count(const datm_trained *m);
+const char *datm_metric_name(const datm_trained *m, int i);   /* in name order; NULL past the end */
+int         datm_metric(const datm_trained *m, const char *name, double *value);  /* 0 found, else -1 */
+
+/* ---- documents ---- */
+/* Reads a UCI bag-of-words file (docword[.gz]: D, W, NNZ, then "doc word count" lines). */
+int  datm_docs_read(const char *path, datm_docs **out, datm_error *err);
+/* Copies a CSR matrix: n_docs rows, row_ptr (n_docs + 1), col (0-based word ids < n_words)
+ * and count (>= 0) of every entry. */
+int  datm_docs_from_csr(int64_t n_docs, int64_t n_words, const int64_t *row_ptr,
+                        const int32_t *col, const float *count, datm_docs **out, datm_error *err);
+int64_t datm_docs_count(const datm_docs *d);
+void datm_docs_free(datm_docs *d);                     /* NULL is fine */
+
+/* ---- inference ---- */
+/* Per-layer theta of the documents under the model: theta[l - 1] receives (n_docs, K_l) for
+ * every layer l (NULL: that layer is not wanted). samples 0: the posterior mean; S > 0: the average of S draws (seed). threads
+ * > 0 caps OpenMP and OpenBLAS threads for the call (0: as set). The same inputs give the same
+ * numbers for any thread count. Documents may use fewer words than the model, not more. */
+int  datm_infer(datm_trained *m, const datm_docs *d, int samples, uint64_t seed, int threads,
+                float *const *theta, datm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
