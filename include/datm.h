@@ -48,6 +48,8 @@ void datm_close(datm_trained *m);                        /* NULL is fine */
 
 const char *datm_variant(const datm_trained *m);         /* "whai", "dlda-gibbs", ... */
 const char *datm_spec_text(const datm_trained *m);       /* the run's resolved spec (YAML) */
+const char *datm_data_dir(const datm_trained *m);        /* the data set it trained on, as
+                                                            resolved then; NULL if unknown */
 int         datm_layers(const datm_trained *m);          /* L */
 int64_t     datm_vocab_size(const datm_trained *m);      /* V */
 int64_t     datm_topics(const datm_trained *m, int layer);   /* K_layer; 0 when out of range */
@@ -75,7 +77,11 @@ int  datm_docs_read(const char *path, datm_docs **out, datm_error *err);
  * and count (>= 0) of every entry. */
 int  datm_docs_from_csr(int64_t n_docs, int64_t n_words, const int64_t *row_ptr,
                         const int32_t *col, const float *count, datm_docs **out, datm_error *err);
-int64_t datm_docs_count(const datm_docs *d);
+int64_t datm_docs_count(const datm_docs *d);             /* D */
+int64_t datm_docs_words(const datm_docs *d);             /* W, the words they are over */
+/* Each document's length (D entries) and each word's total count (W entries); either may
+ * be NULL. */
+void datm_docs_totals(const datm_docs *d, double *doc_len, double *word_count);
 void datm_docs_free(datm_docs *d);                     /* NULL is fine */
 
 /* ---- inference ---- */

@@ -59,6 +59,22 @@ int datm_docs_from_csr(int64_t n_docs, int64_t n_words, const int64_t *row_ptr,
 }
 
 int64_t datm_docs_count(const datm_docs *d) { return d ? d->x.n_rows : 0; }
+int64_t datm_docs_words(const datm_docs *d) { return d ? d->x.n_cols : 0; }
+
+void datm_docs_totals(const datm_docs *d, double *doc_len, double *word_count)
+{
+    const datm_csr *x = &d->x;
+    if (word_count)
+        for (int64_t v = 0; v < x->n_cols; v++) word_count[v] = 0;
+    for (int64_t i = 0; i < x->n_rows; i++) {
+        double s = 0;
+        for (int64_t p = x->row_ptr[i]; p < x->row_ptr[i + 1]; p++) {
+            s += x->val[p];
+            if (word_count) word_count[x->col[p]] += x->val[p];
+        }
+        if (doc_len) doc_len[i] = s;
+    }
+}
 
 void datm_docs_free(datm_docs *d)
 {

@@ -16,6 +16,7 @@ struct datm_trained {
     datm_spec spec;                       /* the resolved spec (variant, sections) */
     int     spec_loaded;
     char   *spec_text;
+    char    data_dir[1024];               /* /data's `dir` attribute ("" unknown) */
     int     n_layers;
     int64_t k[DATM_MAX_LAYERS + 1];       /* k[0] = V, k[l] = K_l */
     char  **vocab;                        /* (n_vocab) or NULL */

@@ -74,6 +74,15 @@ int datm_open(const char *run, datm_trained **out, datm_error *err)
                             "in /%s/phi_1", m->result, (long long)m->n_vocab, (long long)m->k[0],
                             DATM_GRP_MODEL);
     if (!rc) rc = datm_result_metrics_read(f, &m->metrics, err);
+    if (!rc && datm_h5_is_group(f, DATM_GRP_DATA) == 1) {
+        datm_h5 *g = NULL;
+        datm_error e2 = {0};
+        if (!datm_h5_group(f, DATM_GRP_DATA, 0, &g, &e2) &&
+            datm_h5_attr_exists(g, DATM_DATA_ATTR_DIR) &&
+            datm_h5_attr_get_str(g, DATM_DATA_ATTR_DIR, m->data_dir, sizeof m->data_dir, &e2))
+            m->data_dir[0] = '\0';
+        datm_h5_close(&g);
+    }
     datm_h5_close(&f);
     if (rc) {
         datm_close(m);
@@ -96,6 +105,7 @@ void datm_close(datm_trained *m)
 
 const char *datm_variant(const datm_trained *m) { return m->spec.variant; }
 const char *datm_spec_text(const datm_trained *m) { return m->spec_text; }
+const char *datm_data_dir(const datm_trained *m) { return m->data_dir[0] ? m->data_dir : NULL; }
 int datm_layers(const datm_trained *m) { return m->n_layers; }
 int64_t datm_vocab_size(const datm_trained *m) { return m->k[0]; }
 

@@ -23,6 +23,7 @@ int datm_cmd_topics(int argc, char **argv);
 int datm_cmd_report(int argc, char **argv);
 int datm_cmd_figures(int argc, char **argv);
 int datm_cmd_infer(int argc, char **argv);
+int datm_cmd_export(int argc, char **argv);
 int datm_cmd_ensemble(int argc, char **argv);
 
 int datm_cmd_corpus(int argc, char **argv);
@@ -41,6 +42,7 @@ static const datm_cli_command commands[] = {
     {"report", "one self-contained HTML page: topic hierarchy, curves, metrics", datm_cmd_report},
     {"figures", "make a run's figures (gnuplot .dat/.gp/.png/.svg)", datm_cmd_figures},
     {"infer", "per-layer document features (theta) of new documents from a trained run", datm_cmd_infer},
+    {"export", "a run's topics and theta for pyLDAvis, MALLET, CSV or JSON", datm_cmd_export},
     {"ensemble", "average the class prediction of finished supervised runs (e.g. seeds)", datm_cmd_ensemble},
     {"corpus", "build a data set from raw text; summarise a data set", datm_cmd_corpus},
     {NULL, NULL, NULL} /* end */
