@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config git ca-certificates
           libopenblas-dev libhdf5-dev hdf5-tools libyaml-dev zlib1g-dev libicu-dev libjson-c-dev libcsv-dev
-          gnuplot-nox python3-numpy python3-scipy python3-pytest)
+          gnuplot-nox python3-numpy python3-scipy python3-pytest python3-yaml)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${DATM_SETUP_TESTS:-0}" = 1 ]; then packages+=(chromium); fi
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # ctest-labels: e2e  ctest-timeout: 300
-# tests/test_export.sh: `datm export` on a small WHAI trained on Brown, each format read back
+# tests/test_export.sh: `datm export` and the tracker files on a small WHAI trained on Brown, each format read back
 # with Debian's python3 (json, numpy):
 # - pyldavis: per layer, topic_term_dists (K, V) and doc_topic_dists (D, K) rows sum to 1,
 #   doc_lengths (D) and term_frequency (V) are the training documents' counts, the shapes
@@ -8,14 +8,17 @@
 #   words libdatm gives (python datm.Run.topic_words) to float precision;
 # - json and csv: the topic weights equal those of the HDF5 model (round trip) and theta
 #   rows sum to 1; mallet: one topic-keys line per topic, doc-topics rows of K proportions;
-# - an existing output is refused without --overwrite and kept.
+# - an existing output is refused without --overwrite and kept;
+# - the run wrote metrics.json (equal to its /metrics) and params.yaml (flat dotted keys that
+#   PyYAML reads back to the resolved settings) beside result.h5.
 set -u
 SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${DATM_BUILD_DIR:-$SRC/build}
 datm=${DATM_BIN:-$BUILD/datm}
 [ -x "$datm" ] || { echo "skipped: $datm not built"; exit 77; }
 py=/usr/bin/python3
-"$py" -c 'import numpy' 2> /dev/null || { echo "FAIL: $py lacks numpy (ci/setup.sh installs python3-numpy)"; exit 1; }
+"$py" -c 'import numpy, yaml' 2> /dev/null || {
+  echo "FAIL: $py lacks numpy or yaml (ci/setup.sh installs python3-numpy python3-yaml)"; exit 1; }
 brown=$SRC/.cache/data/brown
 [ -f "$brown/train.docword.gz" ] || { echo "FAIL: $brown missing: run bash ci/setup.sh"; exit 1; }
 . "$SRC/tests/testlib.sh"
@@ -81,6 +84,15 @@ for l in (1, 2):
     dts = open("%s/mallet/doc-topics-%d.txt" % (tmp, l)).read().splitlines()
     assert len(dts) == D and len(dts[0].split("\t")) == 2 + r.k[l - 1]
 print("csv, mallet ok")
+# metrics.json and params.yaml beside result.h5, as trackers read them
+M = json.load(open(tmp + "/run/metrics.json"))
+assert M == {k: v for k, v in r.metrics.items()}, (M, r.metrics)
+import yaml
+Y = yaml.safe_load(open(tmp + "/run/params.yaml"))
+assert Y["model.variant"] == "whai" and Y["model.layers"] == [16, 8] and Y["train.epochs"] == 1
+assert Y["model.kl_weight"] == [0.1, 0.01] and Y["evaluate.classify"] is False
+assert all("." in k or k in ("name", "description", "seed", "threads") for k in Y)
+print("metrics.json, params.yaml ok")
 PY
 rc=$?
 cat "$tmp/py.log"

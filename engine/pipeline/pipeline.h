@@ -163,6 +163,11 @@ int  datm_rundir_replaces(const char *dir, char *target, size_t size);
  * interrupted run returns DATM_E_INTERRUPTED after writing a checkpoint. RUN_DIR gets
  * spec.resolved.yaml, overrides.txt, result.h5 (written as result.h5.part and renamed when
  * COMPLETED), checkpoints/ckpt-<iteration>.h5 and run.log. */
+/* metrics.json (every /metrics scalar, flat; NaN as null) and params.yaml (the resolved spec's
+ * settings as dotted keys) into a finished run's directory, for experiment trackers (DVC,
+ * MLflow) to read without a converter (tracking.c). datm_run writes them after COMPLETED. */
+int  datm_run_write_tracking(const char *dir, const char *result, const char *resolved,
+                             datm_error *err);
 int  datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err);
 
 /* Reads the status attribute of RUN_DIR/result.h5 (or result.h5.part): "COMPLETED", ...;

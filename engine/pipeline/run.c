@@ -913,6 +913,12 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
                 opts->figures(c.dir, c.final, &e))
                 datm_warn("figures stage: %s", e.msg);
             datm_error_clear(&e);
+            if (datm_run_write_tracking(c.dir, c.final, c.spec->resolved, &e)) {
+                /* the result stays COMPLETED; the command still fails, naming the file */
+                datm_log(DATM_LOG_ERROR, "metrics.json/params.yaml: %s", e.msg);
+                rc = datm_error_set(err, e.code, "%s (%s is COMPLETED)", e.msg, c.final);
+            }
+            datm_error_clear(&e);
             if (datm_config_bool(oc, "report")) {
                 int bad = opts->report ? opts->report(c.dir, c.final, &e) : write_report(&c, &e);
                 if (bad) {

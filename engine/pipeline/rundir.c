@@ -26,11 +26,12 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 
-/* Every name datm writes into a run directory (and their temporaries, NAME.tmp...). */
+/* Every name datm writes into a run directory (and their temporaries, NAME.tmp...);
+ * report.html is where ci/main.sh puts `datm report`'s page. */
 static const char *const run_entries[] = {
     DATM_RESULT_SPEC_FILE, "overrides.txt", "run.log", "report.md", "figures", "checkpoints",
     DATM_RESULT_FILE, DATM_RESULT_FILE ".part", DATM_RUN_LOCK_FILE, DATM_RUN_REPLACES_FILE,
-    "members.txt", NULL};
+    "members.txt", "metrics.json", "params.yaml", "report.html", NULL};
 
 static int is_run_entry(const char *name)
 {
