@@ -9,6 +9,7 @@
 # - json and csv: the topic weights equal those of the HDF5 model (round trip) and theta
 #   rows sum to 1; mallet: one topic-keys line per topic, doc-topics rows of K proportions;
 # - an existing output is refused without --overwrite and kept;
+# - datm topics --format json|csv lists every topic with the same top words and weights;
 # - the run wrote metrics.json (equal to its /metrics) and params.yaml (flat dotted keys that
 #   PyYAML reads back to the resolved settings) beside result.h5.
 set -u
@@ -97,6 +98,30 @@ PY
 rc=$?
 cat "$tmp/py.log"
 check "[ $rc = 0 ]" "every format reads back with python and agrees with the model"
+# datm topics --format json|csv: every topic, its top words equal to libdatm's
+"$datm" topics "$tmp/run" --format json --top 5 > "$tmp/topics.json" 2> /dev/null
+"$datm" topics "$tmp/run" --format csv --top 5 > "$tmp/topics.csv" 2> /dev/null
+DATM_LIB=$BUILD/libdatm.so PYTHONPATH=$SRC/python "$py" - "$tmp" > "$tmp/py2.log" 2>&1 <<'PY'
+import csv, json, sys
+import numpy as np
+import datm
+tmp = sys.argv[1]
+r = datm.Run(tmp + "/run")
+T = json.load(open(tmp + "/topics.json"))
+assert [len(L["topics"]) for L in T["layers"]] == r.k
+rows = list(csv.DictReader(open(tmp + "/topics.csv")))
+assert len(rows) == 5 * sum(r.k)
+for L in T["layers"]:
+    want = r.topics(L["layer"], top=5)
+    for t in L["topics"]:
+        got = [(w["word"], np.float32(w["weight"])) for w in t["words"]]
+        assert [w for w, _ in got] == [w for w, _ in want[t["topic"]]], (got, want[t["topic"]])
+        assert all(a == np.float32(b) for (_, a), (_, b) in zip(got, want[t["topic"]]))
+print("topics --format ok")
+PY
+rc=$?
+cat "$tmp/py2.log"
+check "[ $rc = 0 ]" "datm topics --format json and csv list every topic with libdatm's top words"
 before=$(md5sum < "$tmp/json.json")
 "$datm" export "$tmp/run" --to json -o "$tmp/json.json" 2> "$tmp/again.log"
 check "[ $? = 1 ] && grep -q 'exists' '$tmp/again.log' && [ \"\$(md5sum < '$tmp/json.json')\" = '$before' ]" \

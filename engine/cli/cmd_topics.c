@@ -21,7 +21,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: datm topics RUN [--layer l] [--top n] [--links m] [--all] [--by-index]\n"
-        "                       [--no-tree] [--unused-share f] [--dup-cos c]\n"
+        "                       [--no-tree] [--unused-share f] [--dup-cos c] [--format F]\n"
         "                       [--recompute [--reference PATH] [--measures LIST]\n"
         "                                    [--coherence-top n] [--window w]]\n\n"
         "Prints the topics of each layer projected to the vocabulary (Phi(1)...Phi(l)), most\n"
@@ -46,6 +46,13 @@ static void usage(FILE *f)
         "  --all              also list unused topics\n"
         "  --by-index         list topics in index order instead of by usage\n"
         "  --no-tree          topics only\n"
+        "  --format F         text (default), csv or json: every topic of the chosen layers\n"
+        "                     in index order, unused ones flagged, for other programs. csv:\n"
+        "                     one row per topic and word: layer, topic, use, unused, the\n"
+        "                     coherence measures, kl, rank, word, weight. json: {\"run\",\n"
+        "                     \"layers\": [{\"layer\", \"topics\": [{\"topic\", \"use\",\n"
+        "                     \"unused\", measures, \"kl\", \"words\": [{\"word\",\n"
+        "                     \"weight\"}], \"children\": [{\"topic\", \"weight\"}]}]}]}\n"
         "  --unused-share f   re-flag with this factor (default: the one stored, %g)\n"
         "  --dup-cos c        near-duplicate threshold (default: the one stored, %g)\n"
         "  --recompute        recompute from /model/phi_<l> instead of reading /topics\n"
@@ -193,8 +200,101 @@ static void print_layer(const view *v, int l)
     free(order);
 }
 
+/* ---- machine-readable output (--format csv|json) ---- */
+
+static const char *word_of(const view *v, int32_t w, char *buf, size_t n)
+{
+    if (v->vocab && w >= 0 && w < v->n_vocab) return v->vocab[w];
+    snprintf(buf, n, "w%d", w);
+    return buf;
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') printf("\\%c", ch);
+        else if (ch < 0x20) printf("\\u%04x", ch);
+        else putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_number(double x)
+{
+    if (isfinite(x)) printf("%.9g", x);
+    else printf("null");
+}
+
+static void print_csv(const view *v, int l0, int l1)
+{
+    char b[32];
+    printf("layer,topic,use,unused");
+    for (int m = 0; m < DATM_COH_COUNT_; m++) printf(",%s", datm_coh_name(m));
+    printf(",kl,rank,word,weight\n");
+    for (int l = l0; l <= l1; l++) {
+        const datm_topic_layer *t = &v->ts->layer[l - 1];
+        const int n = DATM_MIN(v->top, t->top_n);
+        for (int64_t k = 0; k < t->k; k++)
+            for (int j = 0; j < n; j++) {
+                printf("%d,%lld,", l, (long long)k);
+                if (t->usage) printf("%.9g", t->usage[k]);
+                printf(",%d", t->unused ? t->unused[k] : 0);
+                for (int m = 0; m < DATM_COH_COUNT_; m++) {
+                    putchar(',');
+                    if (t->score[m] && isfinite(t->score[m][k])) printf("%.9g", t->score[m][k]);
+                }
+                putchar(',');
+                if (t->corpus_kl) printf("%.9g", t->corpus_kl[k]);
+                const char *w = word_of(v, t->top_ids[k * t->top_n + j], b, sizeof b);
+                printf(",%d,%s%s%s,%.9g\n", j + 1, strpbrk(w, ",\"") ? "\"" : "", w,
+                       strpbrk(w, ",\"") ? "\"" : "", (double)t->top_weights[k * t->top_n + j]);
+            }
+    }
+}
+
+static void print_json(const view *v, const char *run, int l0, int l1)
+{
+    char b[32];
+    printf("{\"run\": ");
+    json_string(run);
+    printf(", \"layers\": [");
+    for (int l = l0; l <= l1; l++) {
+        const datm_topic_layer *t = &v->ts->layer[l - 1];
+        const int n = DATM_MIN(v->top, t->top_n);
+        printf("%s\n{\"layer\": %d, \"topics\": [", l > l0 ? "," : "", l);
+        for (int64_t k = 0; k < t->k; k++) {
+            printf("%s\n  {\"topic\": %lld, \"use\": ", k ? "," : "", (long long)k);
+            json_number(t->usage ? t->usage[k] : NAN);
+            printf(", \"unused\": %s", t->unused && t->unused[k] ? "true" : "false");
+            for (int m = 0; m < DATM_COH_COUNT_; m++) {
+                if (!t->score[m]) continue;
+                printf(", \"%s\": ", datm_coh_name(m));
+                json_number(t->score[m][k]);
+            }
+            printf(", \"kl\": ");
+            json_number(t->corpus_kl ? t->corpus_kl[k] : NAN);
+            printf(", \"words\": [");
+            for (int j = 0; j < n; j++) {
+                printf("%s{\"word\": ", j ? ", " : "");
+                json_string(word_of(v, t->top_ids[k * t->top_n + j], b, sizeof b));
+                printf(", \"weight\": %.9g}", (double)t->top_weights[k * t->top_n + j]);
+            }
+            printf("], \"children\": [");
+            const int m = (l >= 2 && t->link_n) ? DATM_MIN(v->links, t->link_n) : 0;
+            for (int j = 0; j < m; j++)
+                printf("%s{\"topic\": %d, \"weight\": %.9g}", j ? ", " : "",
+                       t->link_ids[k * t->link_n + j], (double)t->link_weights[k * t->link_n + j]);
+            printf("]}");
+        }
+        printf("]}");
+    }
+    printf("\n]}\n");
+}
+
 typedef struct topics_args {
-    const char *run, *reference, *measures;
+    const char *run, *reference, *measures, *format;
     int layer, top, links, tree, recompute, all, by_index, coh_top;
     long long window;
     double unused_share, dup_cos;
@@ -214,6 +314,7 @@ static int parse_args(int argc, char **argv, topics_args *a)
         else if (!strcmp(s, "--links") && more) a->links = atoi(argv[++i]);
         else if ((!strcmp(s, "--data") || !strcmp(s, "--reference")) && more) a->reference = argv[++i];
         else if (!strcmp(s, "--measures") && more) a->measures = argv[++i];
+        else if (!strcmp(s, "--format") && more) a->format = argv[++i];
         else if (!strcmp(s, "--coherence-top") && more) a->coh_top = atoi(argv[++i]);
         else if (!strcmp(s, "--window") && more) a->window = atoll(argv[++i]);
         else if (!strcmp(s, "--unused-share") && more) a->unused_share = atof(argv[++i]);
@@ -230,6 +331,11 @@ static int parse_args(int argc, char **argv, topics_args *a)
         else { fprintf(stderr, "datm topics: one run only\n"); return DATM_EXIT_USAGE; }
     }
     if (!a->run) { usage(stderr); return DATM_EXIT_USAGE; }
+    if (a->format && strcmp(a->format, "text") && strcmp(a->format, "csv") &&
+        strcmp(a->format, "json")) {
+        fprintf(stderr, "datm topics: --format '%s': text, csv or json\n", a->format);
+        return DATM_EXIT_USAGE;
+    }
     if (a->top < 1 || a->links < 0 || a->layer < 0) {
         fprintf(stderr, "datm topics: --top must be >= 1, --links >= 0, --layer >= 1\n");
         return DATM_EXIT_USAGE;
@@ -303,6 +409,14 @@ int datm_cmd_topics(int argc, char **argv)
     if (a.top > ts.layer[0].top_n)
         fprintf(stderr, "datm topics: %d words stored per topic; showing those\n", ts.layer[0].top_n);
 
+    if (a.format && strcmp(a.format, "text")) {
+        const int l0 = a.layer ? a.layer : 1, l1 = a.layer ? a.layer : ts.n_layers;
+        if (!strcmp(a.format, "csv")) print_csv(&v, l0, l1);
+        else print_json(&v, a.run, l0, l1);
+        datm_topic_set_free(&ts);
+        datm_h5_strings_free(v.vocab, v.n_vocab);
+        return ferror(stdout) ? DATM_EXIT_FAIL : DATM_EXIT_OK;
+    }
     print_header(&ts, a.run);
     for (int l = 1; l <= ts.n_layers; l++)
         if (!a.layer || l == a.layer) print_layer(&v, l);
