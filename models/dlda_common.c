@@ -1,6 +1,6 @@
 /* models/dlda_common.c: the parts of dlda-gibbs and dlda-tlasgr that are the same —
  * configuration, the test-document chain (perplexity and features with the globals fixed,
- * reference-notes 1.9/4.2), save/load of the decoder. See dlda_common.h. */
+ * docs/reference.md 1.9/4.2), save/load of the decoder. See dlda_common.h. */
 #include "dlda_common.h"
 
 #include <math.h>

@@ -19,7 +19,7 @@
      "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value for all "          \
      "layers, or one per layer"},                                                              \
     {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,                                       \
-     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (reference-notes 1.1)"},      \
+     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)"},      \
     {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): gamma0"}, \
     {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): c0"},          \
     {"r_floor", DATM_PARAM_REAL, "1e-10", 0, 1, NULL, "r_k is kept >= r_floor"},               \
@@ -31,7 +31,7 @@
     {"f0cj", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)"},  \
     {"count_mode", DATM_PARAM_CHOICE, "sampled", DLDA_NOB, "sampled|expected",                 \
      "augmented counts fed to the global update: sampled, or their expectations "             \
-     "(FurCollapse, reference-notes 1.8)"},                                                    \
+     "(FurCollapse, docs/reference.md 1.8)"},                                                    \
     {"test_burnin", DATM_PARAM_INT, "100", 0, 1e7, NULL,                                       \
      "test-document Gibbs sweeps (globals fixed) before the first evaluation draw"},           \
     {"eval_thin", DATM_PARAM_INT, "1", 1, 1e6, NULL, "test-document sweeps per evaluation draw"}, \
@@ -75,7 +75,7 @@ int dlda_op_n_layers(const datm_model *mm);
 /* Mixed seed for the evaluation copy's global draws (never the training streams). */
 static inline uint64_t dlda_eval_seed(uint64_t seed) { return seed ^ 0xA5A5A5A5DEADBEEFull; }
 
-/* A test-document chain with the globals passed in fixed (reference-notes 1.9, 4.2). */
+/* A test-document chain with the globals passed in fixed (docs/reference.md 1.9, 4.2). */
 typedef struct dlda_test {
     const datm_csr *X;          /* (N, V) observed part, borrowed */
     datm_gbn_chain *ch;
@@ -93,7 +93,7 @@ int  dlda_test_sweeps(const datm_gbn *g, dlda_test *t, int64_t n, datm_error *er
 void dlda_test_add(const datm_gbn *g, dlda_test *t, datm_rate_accum *acc);
 void dlda_test_end(dlda_test *t);
 
-/* Evaluation state both variants share (the authors' interleaved protocol, reference-notes
+/* Evaluation state both variants share (the authors' interleaved protocol, docs/reference.md
  * 4.2): the test chain and, in chain mode, a copy of the globals that each draw advances by
  * one training iteration (the variant's own step) before the test sweeps. */
 typedef struct dlda_eval {

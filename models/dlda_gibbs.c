@@ -1,5 +1,5 @@
 /* models/dlda_gibbs.c: DLDA-Gibbs ("dlda-gibbs"), the batch Gibbs sampler of the gamma
- * belief network / deep LDA (paper section II-A, Table 1 DLDA rows; reference-notes 1.7-1.9).
+ * belief network / deep LDA (paper section II-A, Table 1 DLDA rows; docs/reference.md 1.7-1.9).
  *
  * Every train_batch call is one Gibbs iteration over the WHOLE training set (the spec sets
  * train.batch_size >= N, train.epochs = iterations): upward-downward sweep of every

@@ -1,6 +1,6 @@
 /* models/dlda_tlasgr.c: DLDA-TLASGR ("dlda-tlasgr"), deep LDA with topic-layer-adaptive
  * stochastic gradient Riemannian MCMC for the globals (paper section II-A, eqs. Phi-updata,
- * r_update, update_M; reference-notes 1.3-1.10).
+ * r_update, update_M; docs/reference.md 1.3-1.10).
  *
  * Per mini-batch (B = train.batch_size, 200 in the paper): a fresh local Gibbs chain
  * (theta(t) = 1/K_t, c = 1) runs burnin_sweeps upward-downward sweeps, then collect_sweeps
@@ -28,7 +28,7 @@ typedef struct dlda_tlasgr {
 static const datm_param_schema dlda_tlasgr_schema[] = {
     DLDA_COMMON_SCHEMA,
     {"burnin_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "local Gibbs sweeps per mini-batch before collecting (0 = 20 L, reference-notes 1.10)"},
+     "local Gibbs sweeps per mini-batch before collecting (0 = 20 L, docs/reference.md 1.10)"},
     {"collect_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
      "local sweeps whose augmented counts are averaged for the update (0 = 10 L)"},
     {"cp_after", DATM_PARAM_INT, "-1", -1, 1e6, NULL,
@@ -42,7 +42,7 @@ static const datm_param_schema dlda_tlasgr_schema[] = {
     {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
     {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
     {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
-     "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
+     "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)"},
     {NULL, 0, NULL, 0, 0, NULL, NULL}};
 
 /* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g. */

@@ -2,7 +2,7 @@
  * WHAI without the stochastic-downward connections, q(theta(l) | .) = Weibull(k(l), lam(l))
  * instead of Weibull(k(l) + Phi(l+1) theta(l+1), lam(l)). The KL still compares it with the
  * prior Gamma(Phi(l+1) theta(l+1), 1), and the topics are still sampled by TLASGR-MCMC, so
- * the only change from WHAI is engine/encoder's opts.downward = 0 (reference-notes sec. 3:
+ * the only change from WHAI is engine/encoder's opts.downward = 0 (docs/reference.md 3:
  * this is PyDPM's WHAI with encode_prior = False). Everything else is models/whai.c. */
 #include <string.h>
 

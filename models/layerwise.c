@@ -7,7 +7,7 @@
  * l with r_k < u are deleted with their Phi(l) columns and encoder parameters, and the next
  * layer starts with at most the inferred width of layer l.
  *
- * Modelling assumptions (no public code exists for this rule; reference-notes sec. 3):
+ * Modelling assumptions (no public code exists for this rule; docs/reference.md 3):
  *   - stages split the run's mini-batches: stage s gets the share stage_fractions[s] (default
  *     equal shares); the iteration counter t of the TLASGR step size continues across stages;
  *   - K_lmax = min(layers[l-1], inferred K_{l-1}) (Algorithm 2 uses the inferred width alone;

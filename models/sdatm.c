@@ -553,7 +553,7 @@ static const datm_param_schema sdatm_extra[] = {
      "layer's features before scale = 1 / sd (not in the paper). A topic not yet used when the "
      "standardisation is taken hardly varies, and an unfloored scale (up to 1e12) makes the "
      "head's input explode once it moves: 512-256-128-64 MNIST runs collapsed that way. 0 = "
-     "the floor of runs before session 17 (1e-6 of the feature's mean)"},
+     "a floor of 1e-6 of the feature's mean, as in runs made before this key existed"},
     {"head_lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the classifier"},
     {"head_input", DATM_PARAM_CHOICE, "sample", SDATM_NOB, "sample|mean",
      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "

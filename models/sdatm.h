@@ -21,8 +21,7 @@
  * head_steps > 1 takes that many head steps per mini-batch (the label gradient on theta is the
  * first step's); head_l2 > 0 puts an L2 penalty on the MLP weights; head_dropout > 0 drops
  * (inverted dropout, training only) entries of the softmax's input features; lr_decay_to < 1
- * anneals both Adam steps (cosine, sdatm_lr_factor) over the supervised iterations; measured in
- * results/classification/notes.md.
+ * anneals both Adam steps (cosine, sdatm_lr_factor) over the supervised iterations.
  * At the first supervised iteration the head's input standardisation is fixed from the
  * training documents' posterior-mean theta (head_standardize; not in the paper, which feeds
  * theta as is: with theta ~ 100 per topic on MNIST the linear head did not train, ~60% error).
@@ -117,7 +116,7 @@ double sdatm_lr_factor(int64_t iteration, int64_t first_sup, int64_t total, doub
  * supervised training has diverged, given the lowest such error of the earlier supervised
  * epochs (`best`; NAN when there is none yet): now exceeds best by more than 0.2 and is more
  * than 3 times it. A long MNIST run at 512-256-128-64 went from 1.3% to 34% in one epoch and
- * then to chance (results/classification/notes.md, session 16) with no other sign; the
+ * then to chance with no other sign; the
  * ordinary epoch-to-epoch noise (1.3-2.2% there, 0.3-0.8 early on digits) stays below. */
 int sdatm_diverged(double best, double now);
 

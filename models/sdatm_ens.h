@@ -2,11 +2,10 @@
  * not in the paper). The paper's prediction (eq. prediction) averages p(y | x) over joint
  * draws of theta and W from one final state. The topics, though, are an SG-MCMC chain, and
  * perplexity already averages over Phi samples collected along it after burn-in
- * (reference-notes 1.10); this part collects the prediction's states the same way: the
+ * (docs/reference.md 1.10); this part collects the prediction's states the same way: the
  * encoder weights, the head (its standardisation included) and Phi(2..L) (what the encoder's
  * downward terms read; Phi(1) only scores the words) at the ends of the last supervised
- * epochs. Prediction then averages p(y | x) over the held states (sdatm.c). Measured on
- * 20News in results/classification/notes.md ("Session 10").
+ * epochs. Prediction then averages p(y | x) over the held states (sdatm.c).
  *
  * The states are kept oldest first in one block (n x slot_len floats), so that the saved
  * array is in order and a resumed run continues the same ring. */

@@ -1,6 +1,6 @@
 /* models/sdatm_val.h: early stopping of sDATM's supervised phase on a validation split of the
- * TRAINING documents (not in the paper, which trains a fixed 300 supervised epochs; added for
- * the overfitting measured in results/classification/notes.md). This part owns the split
+ * TRAINING documents (not in the paper, which trains a fixed 300 supervised epochs; the
+ * supervised phase can overfit the training labels). This part owns the split
  * (stratified by class and drawn from the run's seed, so a corpus stored sorted by class does
  * not give a one-class validation set) and the record of validation errors that says when a
  * state is the best so far and when to stop. The model state itself (snapshot of encoder,

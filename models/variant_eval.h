@@ -3,7 +3,7 @@
  * topics; layerwise: a gamma-NB top layer). Each evaluation draw first advances a COPY of the
  * variant's trainable state by `thin` of its own iterations on random training mini-batches,
  * then pairs the encoder's theta of every evaluation document (observed part) with that
- * copy's Phi(1) and adds theta(1) Phi(1)^T to the rate accumulator (DESIGN section 6; the
+ * copy's Phi(1) and adds theta(1) Phi(1)^T to the rate accumulator (docs/reference.md 4.5; the
  * authors' perplexity.m). The training state itself is never changed. Not a variant. */
 #ifndef DATM_MODELS_VARIANT_EVAL_H
 #define DATM_MODELS_VARIANT_EVAL_H

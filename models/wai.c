@@ -4,7 +4,7 @@
  *
  * Modelling assumptions (the paper gives no details of WAI):
  *   - Phi(l) columns are a softmax of free parameters beta(l) (engine/decoder/softmax_topics,
- *     the AVITM convention, reference-notes sec. 3), initialised at WHAI's random initial
+ *     the AVITM convention, docs/reference.md 3), initialised at WHAI's random initial
  *     Phi (same seed, same draws), with no Dirichlet prior (a point estimate, as AVITM);
  *   - beta is trained by its own Adam (phi_lr, phi_beta1, phi_beta2, phi_adam_eps) on the
  *     loss -(ELBO)/B of the mini-batch, whose gradient w.r.t. Phi(l) comes from the encoder's

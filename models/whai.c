@@ -9,7 +9,7 @@
  *   2. theta ~ q(theta | x) with the UPDATED encoder (noise (seed, DOC, 4 it + 1, doc));
  *   3. upward augmentation of X given theta, then one TLASGR step on every Phi(l)
  *      (eqs. Phi-updata, update_M) with rho = N / B. WHAI's experiments have no r: the top
- *      prior is Gamma(top_shape = 1, 1) and c_n = 1 (paper: r = 1, c = 1; reference-notes 7).
+ *      prior is Gamma(top_shape = 1, 1) and c_n = 1 (paper: r = 1, c = 1; docs/reference.md 7).
  *      With learn_r the top layer is the paper's model, theta(L) ~ Gam(r, 1) with
  *      r_k ~ Gam(gamma0 / K_L, 1 / c0): the upward augmentation also draws the top-layer CRT
  *      tables, TLASGR also steps r (eq. r_update, M_r by eq. update_M), and the encoder's
@@ -17,7 +17,7 @@
  * An optional hook between the augmentation and the TLASGR step lets a variant adjust the
  * preconditioners (layerwise: a new top layer); sdatm's hook adds a loss in step 1.
  *
- * Evaluation (DESIGN section 6, the authors' perplexity.m): each draw pairs theta of every
+ * Evaluation (docs/reference.md 4.5, the authors' perplexity.m): each draw pairs theta of every
  * evaluation document, drawn from the encoder on its observed part, with the Phi(1) of the
  * same chain state. eval_globals = chain (default): every draw first advances a copy of the
  * whole chain (encoder + Adam + decoder) by eval_thin more iterations of Algorithm 1 on random
@@ -99,7 +99,7 @@ const datm_param_schema datm_whai_schema[] = {
     {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,
      "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value, or one per layer"},
     {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,
-     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (reference-notes 1.1)"},
+     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)"},
     {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,
      "Phi entries are clamped to >= phi_floor before renormalising"},
     {"phi_init", DATM_PARAM_STRING, "", 0, 0, NULL,
@@ -117,9 +117,9 @@ const datm_param_schema datm_whai_schema[] = {
     {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
     {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
     {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
-     "M_k >= m_floor, so empty topics do not get huge steps (reference-notes 1.4)"},
+     "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)"},
     {"count_mode", DATM_PARAM_CHOICE, "sampled", NOB, "sampled|expected",
-     "augmented counts fed to TLASGR: sampled, or their expectations (reference-notes 1.8)"},
+     "augmented counts fed to TLASGR: sampled, or their expectations (docs/reference.md 1.8)"},
     {"encoder_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
      "Adam steps on the encoder per mini-batch before theta is sampled (paper: 1)"},
     {"aug_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
@@ -291,7 +291,7 @@ static int whai_augment(whai_model *m, whai_chain *c, const datm_csr *X, const i
             rc = datm_gbn_augment(c->gbn, X, thd, &key, m->count_mode, c->stats, NULL, err);
     }
     /* semi-amortised variant (not in the paper): the encoder's theta starts a short
-     * upward-downward Gibbs chain of the WHAI model (c_n = 1, reference-notes 1.9) under the
+     * upward-downward Gibbs chain of the WHAI model (c_n = 1, docs/reference.md 1.9) under the
      * current globals; the counts of its last aug_collect sweeps go to TLASGR, as the local
      * chain of DLDA-TLASGR does. */
     if (!rc && m->aug_collect > 0) {
@@ -720,7 +720,7 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         if (!rc) { m->kl_ramp[0] = ramp[0]; m->kl_ramp[1] = ramp[1]; }
     }
 
-    /* decoder: no r, top prior Gamma(top_shape = 1, 1) (reference-notes 1.1, 7); with learn_r
+    /* decoder: no r, top prior Gamma(top_shape = 1, 1) (docs/reference.md 1.1, 7); with learn_r
      * the gamma-NB top layer r ~ Gam(gamma0 / K_L, 1 / c0), r = r_init at the start */
     m->learn_r = datm_config_bool(cfg, "learn_r");
     if (!rc) rc = whai_check_r_keys(cfg, m->learn_r, err);

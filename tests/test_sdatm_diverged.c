@@ -1,7 +1,7 @@
 /* ctest-labels: unit  ctest-timeout: 60 */
 /* tests/test_sdatm_diverged.c: sdatm_diverged (models/sdatm.c), the test behind the warning
  * that the supervised training has diverged. On the per-epoch training-batch errors of real
- * runs (MNIST sDATM-N 512-256-128-64, results/classification_s16, session 16):
+ * runs (MNIST sDATM-N 512-256-128-64):
  *  - the 3 + 57 epoch run that collapsed (epochs 4-44): the test fires first at epoch 40,
  *    where the error went from 1.33% to 33.6%, and not before;
  *  - a healthy 3 + 33 epoch run (seed 2): it never fires;

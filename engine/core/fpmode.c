@@ -7,7 +7,7 @@
  * and the softplus derivative sigmoid(z) ~ e^z of units held far below zero (the activations
  * had none). The small-matrix kernel of the weight-gradient products that read them had
  * 42-47% of the supervised phase's perf samples (26% in the unsupervised phase), and with
- * them flushed that phase ran 2-3x faster (results/whai/speed_s7.md, session 14).
+ * them flushed that phase ran 2-3x faster.
  * Flushing changes only values below 1.2e-38 (float) and 2.2e-308 (double), which the
  * paper's maths never tells apart from 0.
  *

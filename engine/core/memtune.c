@@ -5,7 +5,7 @@
  * engine allocates such blocks per call (the encoder's per-thread workspaces of an inference
  * pass, TLASGR's block buffers per step, the evaluation's draws), so every call touched new
  * pages, and every first touch is a page fault. Where a fault is cheap this hardly shows; on
- * a paravirtualised machine (an AMD EPYC guest, session 16, results/whai/speed_s7.md) the
+ * a paravirtualised machine (an AMD EPYC guest) the
  * faults and the zeroing behind them were most of an inference pass: 156k docs/s at
  * 20News 128-64-32 against 890k with the memory kept. Keeping it changes no value (every
  * block is zeroed by datm_alloc either way), only where the pages come from.

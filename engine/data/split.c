@@ -1,4 +1,4 @@
-/* engine/data/split.c: the seeded per-document token split (DESIGN.md section 6,
+/* engine/data/split.c: the seeded per-document token split (docs/reference.md 4.5,
  * "token-split"): each token of document n goes to the observed part with probability
  * obs_frac, independently, drawing from the stream (seed, DATM_STREAM_SPLIT, n), so the split
  * is the same for any thread count and any document order. A non-empty document always

@@ -1,5 +1,5 @@
 /* engine/decoder/augment.c: upward count augmentation of the gamma belief network
- * (paper eq. DLDA; reference-notes 1.8) and the statistics it accumulates.
+ * (paper eq. DLDA; docs/reference.md 1.8) and the statistics it accumulates.
  *
  * Layer 1: every count x_vn is split over topics by one categorical draw per token with
  * P(k) proportional to phi_vk theta_kn, giving A(1) (V, K1) and m(1) (N, K1).
@@ -555,7 +555,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         }
     }
 
-    /* top layer: tables for r (reference-notes 1.7) */
+    /* top layer: tables for r (docs/reference.md 1.7) */
     if (g->r && fx) {
         const int64_t KL = g->K[L];
         const int32_t *mL = m_n[L];

@@ -30,7 +30,7 @@
 
 #define DATM_GBN_MAX_LAYERS 8
 
-/* ---- options: every constant of the decoder (reference-notes 1.1-1.9 for defaults) ---- */
+/* ---- options: every constant of the decoder (docs/reference.md 1.1-1.9 for defaults) ---- */
 typedef struct datm_gbn_opts {
     double eta[DATM_GBN_MAX_LAYERS + 1]; /* Dirichlet eta(l), l = 1..L; <= 0 -> 1/K_l (paper) */
     double init_lo;                 /* Phi init: init_lo + (1 - init_lo) U(0,1), normalised */
@@ -44,7 +44,7 @@ typedef struct datm_gbn_opts {
     double epsm0, taum0, kappam0;
     double m_floor;                 /* M_k >= m_floor (empty topics would blow the step up) */
     double phi_floor;               /* simplex projection clamps entries to >= phi_floor */
-    /* local Gibbs hyper-parameters (reference-notes 1.9) */
+    /* local Gibbs hyper-parameters (docs/reference.md 1.9) */
     double a0pj, b0pj;              /* p_n(2) ~ Beta(a0 + ., b0 + .) */
     double e0cj, f0cj;              /* c_n(t) ~ Gam(e0 + ., 1) / (f0 + .) */
     /* Gibbs hyper-priors of gamma0 and c0 (datm_gbn_gibbs_globals with sample_hyper) */
@@ -68,7 +68,7 @@ typedef struct datm_gbn {
     double  state[4];                       /* packed [t, M_r, gamma0, c0] for the views */
 } datm_gbn;
 
-/* Allocates and initialises (Phi random as in reference-notes 1.1, keyed by
+/* Allocates and initialises (Phi random as in docs/reference.md 1.1, keyed by
  * (seed, INIT, layer); r = r_init; M = 0). K has L + 1 entries, K[0] = V. */
 int  datm_gbn_create(int L, const int64_t *K, const datm_gbn_opts *o, uint64_t seed,
                      datm_gbn **out, datm_error *err);
@@ -116,7 +116,7 @@ void datm_gbn_stats_reset(datm_gbn_stats *s);
 void datm_gbn_stats_reduce(datm_gbn_stats *s);
 
 /* Which counts go into the stats: sampled (one categorical draw per token / table), or
- * their conditional expectations ("FurCollapse", reference-notes 1.8); m is sampled in both. */
+ * their conditional expectations ("FurCollapse", docs/reference.md 1.8); m is sampled in both. */
 typedef enum { DATM_AUG_SAMPLED = 0, DATM_AUG_EXPECTED = 1 } datm_aug_mode;
 
 /* Random-stream key of one pass over B documents. */
@@ -127,7 +127,7 @@ typedef struct datm_gbn_key {
     const int64_t *doc_ids;   /* (B) stream index per row; NULL: the row number */
 } datm_gbn_key;
 
-/* Upward augmentation from a given theta (reference-notes 1.8): layer 1 splits each count
+/* Upward augmentation from a given theta (docs/reference.md 1.8): layer 1 splits each count
  * x_vn over topics in proportion to phi_vk theta_kn, layers t >= 2 draw
  * CRT(m(t-1)_k'n, (Phi(t) theta(t))_k'n) tables and split them likewise; top-layer tables
  * CRT(m(L)_kn, r_k) when use_r. theta[l] (B, K[l]) for l = 1..L (theta[0] unused).
@@ -163,7 +163,7 @@ int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t se
 void datm_simplex_project(double *col, const double *old, int64_t n, int64_t stride,
                           double floor);
 
-/* ---- local Gibbs chain (upward-downward, paper Fig. 1c; reference-notes 1.9) ---- */
+/* ---- local Gibbs chain (upward-downward, paper Fig. 1c; docs/reference.md 1.9) ---- */
 typedef struct datm_gbn_chain {
     int      L;
     int64_t  n_docs;                           /* B */
@@ -181,7 +181,7 @@ typedef struct datm_gbn_chain {
 int  datm_gbn_chain_create(const datm_gbn *g, int64_t n_docs, datm_gbn_chain **out,
                            datm_error *err);
 void datm_gbn_chain_destroy(datm_gbn_chain **ch);
-/* theta(t) = 1/K_t, c = 1, sweeps = 0 (reference-notes 1.1). n_docs may shrink (<= capacity). */
+/* theta(t) = 1/K_t, c = 1, sweeps = 0 (docs/reference.md 1.1). n_docs may shrink (<= capacity). */
 void datm_gbn_chain_init(datm_gbn_chain *ch, int64_t n_docs);
 void datm_gbn_chain_copy(datm_gbn_chain *dst, const datm_gbn_chain *src);
 
@@ -204,7 +204,7 @@ double datm_gbn_chain_loglik(const datm_gbn_chain *ch);
 /* ---- Gibbs draws of the globals (DLDA-Gibbs) ---- */
 /* Phi(l)_k ~ Dir(eta(l) + A(l)_.k) for every layer and column; r_k ~
  * Gam(gamma0/K_L + tables_k, 1) / (c0 + q_sum); with sample_hyper also gamma0 and c0
- * (reference-notes 1.7). Streams (seed, BATCH, iteration*64 + l, column). s is one pass. */
+ * (docs/reference.md 1.7). Streams (seed, BATCH, iteration*64 + l, column). s is one pass. */
 int datm_gbn_gibbs_globals(datm_gbn *g, datm_gbn_stats *s, uint64_t seed, int64_t iteration,
                            int sample_hyper, datm_error *err);
 

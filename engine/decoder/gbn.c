@@ -1,5 +1,5 @@
 /* engine/decoder/gbn.c: the decoder's global state (Phi(l), M, r) — defaults, creation,
- * initialisation (reference-notes 1.1), copies, checks and named views for save/load.
+ * initialisation (docs/reference.md 1.1), copies, checks and named views for save/load.
  * Paper section II-A, eq. (PGBN_generate). */
 #include "decoder/decoder.h"
 

@@ -27,7 +27,7 @@ static inline int64_t datm_gbn_work_len(const datm_gbn *g)
     return 8 * mx + 8 + DATM_GBN_DEFER;
 }
 
-/* Upward augmentation of one document (reference-notes 1.8) from theta_n[l] (K[l]) rows:
+/* Upward augmentation of one document (docs/reference.md 1.8) from theta_n[l] (K[l]) rows:
  * writes m_n[l] (K[l]) for l = 1..L, adds A(l) (sampled or expected) and top-layer tables
  * (when g->r) into the fixed-point accumulator fx (may be NULL) laid out by fx_off.
  * The document's counts are cols/vals[0..nnz). Draws only from rng. Returns the document's

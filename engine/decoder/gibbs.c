@@ -1,7 +1,7 @@
 /* engine/decoder/gibbs.c: the upward-downward Gibbs sampler of the gamma belief network
- * (paper Fig. 1c; reference-notes 1.9) for the local variables theta(l), c_n, p_n of a set
+ * (paper Fig. 1c; docs/reference.md 1.9) for the local variables theta(l), c_n, p_n of a set
  * of documents, and the Gibbs draws of the globals (Phi from its Dirichlet conditional, r,
- * gamma0, c0; reference-notes 1.7) used by DLDA-Gibbs.
+ * gamma0, c0; docs/reference.md 1.7) used by DLDA-Gibbs.
  *
  * Per document and sweep: upward augmentation from the current theta; then
  *   p_n(2) ~ Beta(a0 + x_.n, b0 + sum_k theta(2)_kn)   (sum_k r_k when L = 1),

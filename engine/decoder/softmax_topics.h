@@ -2,7 +2,7 @@
  * the ELBO -- the decoder of WAI (paper sec. II-E "Weibull autoencoding inference": the same
  * inference network as WHAI, Phi(l) and Omega inferred by SGD only).
  *
- * Parameterisation (our assumption: the paper does not give one; reference-notes sec. 3, the
+ * Parameterisation (our assumption: the paper does not give one; docs/reference.md 3, the
  * AVITM convention): column k of Phi(l) is phi_.k = softmax(beta_.k) over its K[l-1] rows,
  * beta free and unconstrained. No Dirichlet prior on Phi (a point estimate, as in AVITM).
  * Chain rule: d loss / d beta_vk = phi_vk (G_vk - sum_v' phi_v'k G_v'k), G = d loss / d Phi.

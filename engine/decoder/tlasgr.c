@@ -1,6 +1,6 @@
 /* engine/decoder/tlasgr.c: topic-layer-adaptive stochastic gradient Riemannian MCMC for
  * the globals of the gamma belief network (paper section II-A: eqs. Phi-updata, r_update,
- * update_M; reference-notes 1.3-1.7).
+ * update_M; docs/reference.md 1.3-1.7).
  *
  * For column k of Phi(l), with A the augmented counts averaged over the passes in the stats,
  * rho = N / B, eta = eta(l), R = K[l-1]:

@@ -15,7 +15,7 @@ static void weibull_noise(const datm_encoder_opts *o, datm_rng *rng, int64_t n, 
     (void)k;
     datm_rng_uniform_fill_f(rng, noise, (size_t)n);
     if (o->u_lo > 0 || o->u_hi < 1) {
-        /* truncated noise range (PyDPM uses U(0.2, 0.8), reference-notes 2.1) */
+        /* truncated noise range (PyDPM uses U(0.2, 0.8), docs/reference.md 2.1) */
         const float lo = (float)o->u_lo, w = (float)(o->u_hi - o->u_lo);
         for (int64_t i = 0; i < n; i++) noise[i] = lo + w * noise[i];
     }

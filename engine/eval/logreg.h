@@ -1,6 +1,6 @@
 /* engine/eval/logreg.h: multinomial logistic regression with an L2 penalty, the classifier
  * that turns an unsupervised model's document features (theta of all layers) into the
- * "DATM + logistic regression" baseline of the paper's Tables 3-4 (reference-notes 4: the
+ * "DATM + logistic regression" baseline of the paper's Tables 3-4 (docs/reference.md 4: the
  * authors use liblinear -s 0 with C chosen by 5-fold cross-validation on the training set).
  *
  * Objective (per document, so the penalty does not depend on N):

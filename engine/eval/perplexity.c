@@ -1,5 +1,5 @@
 /* engine/eval/perplexity.c: per-heldout-word perplexity from a Poisson rate averaged over
- * posterior samples (DESIGN section 6; paper eq. perplexity; reference-notes 4.1-4.3).
+ * posterior samples (docs/reference.md 4.5; paper eq. perplexity; docs/reference.md 4.1-4.3).
  *
  * The rate Phi(1) theta is only needed where tokens are scored, so the accumulator keeps it
  * on the union pattern of the observed and held-out parts, plus the normaliser

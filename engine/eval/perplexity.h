@@ -1,6 +1,6 @@
 /* engine/eval/perplexity.h: per-heldout-word perplexity, accumulated over posterior samples.
  *
- * DESIGN section 6: rate = Phi(1) theta summed over S collected samples, normalised per
+ * docs/reference.md 4.5: rate = Phi(1) theta summed over S collected samples, normalised per
  * document, then perplexity = exp(-sum y log(rate_vn / sum_v rate_vn) / sum y). Because the
  * columns of Phi(1) sum to 1, sum_v (Phi theta)_vn = sum_k theta_kn, so the accumulator keeps
  * the rate only at the entries that are scored (the union of the observed and held-out

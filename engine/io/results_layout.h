@@ -1,4 +1,4 @@
-/* engine/io/results_layout.h: the names inside RUN_DIR/result.h5 (DESIGN.md section 7), as
+/* engine/io/results_layout.h: the names inside RUN_DIR/result.h5 as
  * constants that the writer (pipeline) and the readers (compare, check-metrics, topics,
  * figures) share. Change a name here and both sides follow; README documents the same list.
  *

@@ -1,6 +1,6 @@
 /* engine/nn/adam.c: Adam with bias correction (Kingma & Ba 2015, Algorithm 1) over a flat
  * parameter block; optional element-wise gradient clipping (some reference WHAI codes clip;
- * reference-notes 2.3). */
+ * docs/reference.md 2.3). */
 #include <math.h>
 #include <string.h>
 

@@ -67,7 +67,7 @@ int  datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *pref
 void datm_mlp_head_init_values(const datm_mlp_head *h, datm_params *p, datm_rng *rng);
 /* shift = mean, scale = 1 / sd of transform(theta) over n documents (theta[l] (n, K_l)), the
  * sd floored at sd_floor times the median sd of its layer's features (1 when that median is
- * 0); marks the head's norm as set. sd_floor 0: the floor before session 17, 1e-6 of the
+ * 0); marks the head's norm as set. sd_floor 0: the old floor, 1e-6 of the
  * mean's scale, under which a feature that does not vary in those documents (a topic not yet
  * used) gets a scale up to 1e12 and, once it moves, saturates the head (see sdatm.c). */
 void datm_mlp_head_set_norm(const datm_mlp_head *h, float *block, const float *const *theta,

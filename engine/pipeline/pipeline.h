@@ -1,6 +1,6 @@
 /* engine/pipeline/pipeline.h: the experiment pipeline — YAML specs validated against schemas,
  * the run stages (train -> evaluate -> figures -> report), checkpoints and resume, sweeps,
- * and schema documentation. DESIGN.md sections 3 and 7.
+ * and schema documentation.
  *
  * A spec has top-level keys (name, seed, threads, ...) and the sections data:, model:,
  * train:, evaluate:, output:. The engine's sections have schemas in the same

@@ -1,6 +1,7 @@
-/* engine/pipeline/run.c: one run of a spec (DESIGN.md section 3): data -> registry create ->
- * train (mini-batch epochs, curve evaluations, checkpoints) -> evaluate (perplexity per
- * section 6, timing, classification) -> result.h5 (section 7) -> topics -> figures -> report.
+/* engine/pipeline/run.c: one run of a spec: data -> registry create -> train (mini-batch
+ * epochs, curve evaluations, checkpoints) -> evaluate (perplexity per docs/reference.md 4.5,
+ * timing, classification) -> result.h5 (engine/io/results_layout.h) -> topics -> figures ->
+ * report.
  *
  * result.h5 is written as result.h5.part with status RUNNING first (provenance recorded
  * before any work), completed in place, marked COMPLETED last and only then renamed, so a
@@ -104,7 +105,7 @@ static void tee_log(datm_log_level level, const char *msg, void *user)
     }
 }
 
-/* ---- perplexity (DESIGN section 6) ---- */
+/* ---- perplexity (docs/reference.md 4.5) ---- */
 
 /* Where the final evaluation records its running perplexity: after n collected draws. */
 typedef struct sample_curve {
@@ -347,7 +348,7 @@ static int train_stage(run_ctx *c, datm_error *err)
 
 /* ---- evaluate ---- */
 
-/* Unsupervised models (DESIGN section 6): error rate of an L2 logistic regression, penalty by
+/* Unsupervised models (docs/reference.md 4.6): error rate of an L2 logistic regression, penalty by
  * cross-validation on the training documents, on the concatenated per-layer theta (log1p). */
 static int features(const datm_model *m, const datm_csr *X, uint64_t seed, int ns, float **out,
                     int64_t *d, datm_error *err)

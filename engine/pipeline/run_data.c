@@ -1,5 +1,5 @@
-/* engine/pipeline/run_data.c: the data of one run, loaded once (DESIGN.md section 3, step 2)
- * and split by the evaluation protocol of section 6:
+/* engine/pipeline/run_data.c: the data of one run, loaded once
+ * and split by the evaluation protocol (docs/reference.md 4.5):
  *   heldout-docs: train on train.docword; theta of each test document comes from its observed
  *                 part test_obs, its held-out part test_heldout is scored;
  *   token-split:  a seeded per-document split of every training document (obs_fraction
@@ -155,7 +155,8 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         datm_corpus_free(&held);
         if (!rc) { d->train_X = train_all; memset(&train_all, 0, sizeof train_all); }
     } else if (!rc) {
-        /* token-split of the training documents (DESIGN 6): the split's seed is the run's */
+        /* token-split of the training documents (docs/reference.md 4.5): the split's seed is
+         * the run's */
         datm_csr obs = {0}, held = {0};
         uint64_t seed = (uint64_t)datm_config_int(datm_spec_section(spec, DATM_SEC_RUN), "seed");
         rc = datm_token_split(&train_all, datm_config_real(dc, "obs_fraction"), seed, &obs, &held,

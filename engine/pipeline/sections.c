@@ -19,8 +19,8 @@ static const datm_param_schema data_schema[] = {
     {"dataset", DATM_PARAM_STRING, NULL, NOB, NULL,
      "data set name under $DATM_DATA (e.g. 20news_2000, digits) or a directory"},
     {"protocol", DATM_PARAM_CHOICE, "auto", NOB, "auto|heldout-docs|token-split",
-     "evaluation protocol (DESIGN 6); auto = heldout-docs when the set ships test_obs and "
-     "test_heldout, else token-split"},
+     "evaluation protocol (docs/reference.md 4.5); auto = heldout-docs when the set ships "
+     "test_obs and test_heldout, else token-split"},
     {"obs_fraction", DATM_PARAM_REAL, "0.7", 0.05, 0.95, NULL,
      "token-split: share of each document's tokens observed (trained on); the rest is scored"},
     {"train_docs", DATM_PARAM_INT, "0", 0, 1e12, NULL,
@@ -53,7 +53,7 @@ static const datm_param_schema train_schema[] = {
 
 static const datm_param_schema evaluate_schema[] = {
     {"perplexity", DATM_PARAM_BOOL, "true", NOB, NULL,
-     "per-heldout-word perplexity of the final model (DESIGN 6)"},
+     "per-heldout-word perplexity of the final model (docs/reference.md 4.5)"},
     {"burnin", DATM_PARAM_INT, "0", 0, 1e6, NULL, "posterior draws discarded before collecting"},
     {"samples", DATM_PARAM_INT, "100", 1, 1e6, NULL,
      "S: posterior draws whose rates are averaged before normalising"},

@@ -1,4 +1,4 @@
-/* engine/pipeline/spec.c: YAML spec -> validated datm_spec (DESIGN.md section 3, step 1).
+/* engine/pipeline/spec.c: YAML spec -> validated datm_spec.
  *
  * Parse with libyaml keeping positions, apply "a.b=value" overrides to the tree, validate
  * each section against its schema (the engine's tables for data:/train:/evaluate:/output:,

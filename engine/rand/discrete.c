@@ -1,6 +1,6 @@
 /* engine/rand/discrete.c: Poisson, categorical (cumulative-sum binary search), multinomial
  * and the Chinese restaurant table count (CRT). CRT + multinomial are the upward count
- * augmentation of the gamma belief network decoder (reference-notes: crt_multi_aug). */
+ * augmentation of the gamma belief network decoder (docs/reference.md: crt_multi_aug). */
 #include "rand/rand_internal.h"
 
 #include "core/core.h"
