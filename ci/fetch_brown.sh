@@ -62,7 +62,7 @@ if [ ! -f "$src/package/cats.txt" ]; then
 fi
 
 rm -f "$out/.stamp"
-"$datm" corpus build --input "$src/package" --out "$out" "${opts[@]}"
+"$datm" corpus build --input "$src/package" --out "$out" --overwrite "${opts[@]}"
 cat >> "$out/README.md" <<MD
 
 ## Source

@@ -65,7 +65,7 @@ $DATM check-metrics "$R" --baseline "$T/moved.yaml" > /dev/null
 check '[ $? -eq 1 ]' "check-metrics fails against a baseline 1% off"
 
 # --- check ---
-out=$($DATM check "$SRC/experiments/quick/ci.yaml" train.epochs=5)
+out=$($DATM check "$SRC/experiments/quick/ci.yaml" data.dataset="$BH" train.epochs=5)
 check '[ $? -eq 0 ]' "check of the CI spec exits 0"
 check 'echo "$out" | grep -q "^  epochs: 5$" && echo "$out" | grep -q "batch_size: 1000$" && echo "$out" | grep -q "shuffle: true  # default"' "resolved spec printed with defaults marked"
 check 'echo "$out" | grep -q "spec_hash: [0-9a-f]\{64\}"' "hash printed"

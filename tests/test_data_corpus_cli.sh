@@ -32,8 +32,11 @@ opts=(--input "$tmp/in" --label-subdir --min-df 2 --max-df 1 --test-frac 0.34 --
 "$datm" corpus build "${opts[@]}" --out "$tmp/out"; rc=$?
 check "[ $rc = 0 ]" "corpus build (rc $rc)"
 (cd "$tmp/out" && md5sum ./* > "$tmp/md5")
-"$datm" corpus build "${opts[@]}" --out "$tmp/out"; rc=$?
+"$datm" corpus build "${opts[@]}" --out "$tmp/out" 2> "$tmp/again.err"; rc=$?
+check "[ $rc = 1 ] && grep -q 'is not empty' $tmp/again.err && (cd $tmp/out && md5sum -c --quiet $tmp/md5)" "a second build into the set is refused without --overwrite, the set untouched"
+"$datm" corpus build "${opts[@]}" --out "$tmp/out" --overwrite; rc=$?
 check "[ $rc = 0 ] && (cd $tmp/out && md5sum -c --quiet $tmp/md5)" "re-run output differs"
+check "[ -z \"\$(ls -d $tmp/out.new.* 2>/dev/null)\" ]" "no staging directory left behind"
 check "[ -f $tmp/out/README.md ] && grep -q 'Train class counts: 4 4' $tmp/out/README.md" "README class counts (2 of 6 texts per class to test)"
 "$datm" corpus info "$tmp/out" --top 3 > "$tmp/info.txt"; rc=$?
 check "[ $rc = 0 ] && grep -q '^train  *8 ' $tmp/info.txt && grep -q 'top 3 training words' $tmp/info.txt" "corpus info on the built set"

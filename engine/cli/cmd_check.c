@@ -1,5 +1,7 @@
 /* engine/cli/cmd_check.c: `datm check SPEC [k=v ...]` — validate a spec and print it resolved
- * (defaults marked), its hash and the defaults that were applied; no data is read. */
+ * (defaults marked), its hash and the defaults that were applied; then check what `datm run`
+ * would check before training (output directory, data, model; datm_run_check), writing
+ * nothing. --spec-only stops after the spec. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,16 +16,21 @@ static void help(FILE *f)
                "resolved spec (\"# default\" marks values taken from the schema) and its SHA-256.\n"
                "--origins: mark every value with where it came from instead: the file:line:col\n"
                "of the spec or base file that set it last, the override, or default/derived.\n"
-               "Exit 0 valid, 2 invalid.\n");
+               "Then everything `datm run` checks before training, without writing anything:\n"
+               "the output directory (output.dir or -o DIR, with --overwrite as run takes it),\n"
+               "the data set (every file read and cross-checked) and the model created for it\n"
+               "(sizes against the data and the machine's memory). --spec-only: the spec alone.\n"
+               "Exit 0 valid, 1 data, model or output directory rejected, 2 invalid spec.\n");
 }
 
 int datm_cmd_check(int argc, char **argv)
 {
     /* --origins is ours: take it out before the shared spec-argument parser sees it */
-    int origins = 0, n = 0;
+    int origins = 0, spec_only = 0, n = 0;
     char *args[512];
     for (int i = 0; i < argc && n < 511; i++) {
         if (i > 0 && !strcmp(argv[i], "--origins")) { origins = 1; continue; }
+        if (i > 0 && !strcmp(argv[i], "--spec-only")) { spec_only = 1; continue; }
         args[n++] = argv[i];
     }
     args[n] = NULL;
@@ -45,7 +52,24 @@ int datm_cmd_check(int argc, char **argv)
         int nd = datm_spec_defaults_applied(&spec, defaults, sizeof defaults);
         printf("# %d keys took their schema default\n", nd);
     }
-    printf("# spec_hash: %s\n%s: ok\n", spec.hash, a.spec);
+    printf("# spec_hash: %s\n", spec.hash);
+    if (!spec_only) {
+        datm_run_opts o = {0};
+        o.run_dir = datm_config_str(datm_spec_section(&spec, DATM_SEC_OUTPUT), "dir");
+        o.overwrite = a.overwrite;
+        datm_run_check_info info;
+        datm_error err = {0};
+        if (datm_run_check(&spec, &o, &info, &err)) {
+            fprintf(stderr, "%s\n%s: rejected (datm run would stop here)\n", err.msg, a.spec);
+            datm_spec_free(&spec);
+            return DATM_EXIT_FAIL;
+        }
+        printf("# data: %lld training and %lld evaluation documents, V = %lld (%s); %lld "
+               "mini-batches\n# output: %s%s\n", (long long)info.n_train, (long long)info.n_eval,
+               (long long)info.n_vocab, info.protocol, (long long)info.total_iters, o.run_dir,
+               info.replaces ? " (replaced when the new run completes: --overwrite)" : "");
+    }
+    printf("%s: ok\n", a.spec);
     datm_spec_free(&spec);
     return DATM_EXIT_OK;
 }

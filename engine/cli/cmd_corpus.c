@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
+#include "pipeline/pipeline.h"
 #include "data/corpus_build.h"
 #include "data/data.h"
 
@@ -47,7 +50,9 @@ static void help_build(FILE *f)
         "                         ldac: LDA-C ('M id:count ...' per document, ids from 0),\n"
         "                         words named by --vocab-file. Default dir.\n"
         "  --input PATH           directory or file\n"
-        "  --out DIR              output directory (created)\n"
+        "  --out DIR              output directory (created; an existing non-empty one is\n"
+        "                         refused unless --overwrite, which replaces it only when\n"
+        "                         the new data set is complete; never the input)\n"
         "  --cats FILE            'NAME CATEGORY' per line, NAME relative to PATH (dir, brown)\n"
         "  --labels FILE          lines, mm, ldac: one category name per line (document)\n"
         "  --label-subdir         dir format: the category is the first directory of a file\n"
@@ -144,7 +149,7 @@ static int cmd_build(int argc, char **argv)
 {
     datm_corpus_build_opts o;
     datm_corpus_build_defaults(&o);
-    int quiet = 0;
+    int quiet = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int64_t iv;
@@ -179,6 +184,7 @@ static int cmd_build(int argc, char **argv)
         else if (!strcmp(a, "--label-subdir")) o.label_subdir = 1;
         else if (!strcmp(a, "--no-stopwords")) o.no_stopwords = 1;
         else if (!strcmp(a, "--no-gzip")) o.gzip = 0;
+        else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
         else {
             static const char *const keys[] = {"--format", "--input", "--out", "--cats", "--labels", "--stopwords",
@@ -197,13 +203,32 @@ static int cmd_build(int argc, char **argv)
         help_build(stderr);
         return DATM_EXIT_USAGE;
     }
+    /* never into its input, never over a data set without --overwrite; with it, the new set
+     * is built aside and replaces the old one only when complete */
+    const char *inputs[] = {o.input, o.cats_path, o.labels_path, o.stopwords_path};
+    int replace = 0;
+    int orc = datm_cli_output_dir("corpus build", o.out_dir, inputs, 4, overwrite, &replace);
+    if (orc) return orc;
+    const char *final_dir = o.out_dir;
+    datm_cli_stage sg;
+    if (replace) {
+        if (datm_cli_stage_begin("corpus build", final_dir, &sg)) return DATM_EXIT_FAIL;
+        o.out_dir = sg.stage;
+        o.out_name = final_dir;   /* the README records the --out given */
+    }
     if (quiet) datm_log_set_level(DATM_LOG_WARN);
     datm_corpus_build_stats st;
     datm_error err = {0};
     double t0 = datm_time_now();
     int rc = datm_corpus_build(&o, &st, &err);
+    if (replace) {
+        int rc2 = datm_cli_stage_end(&sg, !rc, &err);
+        if (!rc) rc = rc2;
+    }
+    o.out_dir = final_dir;
     if (rc) {
-        fprintf(stderr, "datm corpus build: %s\n", err.msg);
+        fprintf(stderr, "datm corpus build: %s%s\n", err.msg,
+                replace ? " (the existing data set is untouched)" : "");
         return rc == DATM_E_INVALID ? DATM_EXIT_USAGE : DATM_EXIT_FAIL;
     }
     if (!quiet)

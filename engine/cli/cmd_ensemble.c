@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "eval/classify.h"
 #include "pipeline/pipeline.h"
 
@@ -27,7 +28,8 @@ static void usage(FILE *f)
         "Each member's prediction is recomputed from its result.h5 with its own data set,\n"
         "seed and evaluate.predict_samples; it must reproduce the error rate the run\n"
         "reported, and all members must have the same test documents and labels.\n\n"
-        "  -o OUT        output run directory (created; its result.h5 is replaced)\n"
+        "  -o OUT        output run directory (created; a non-empty one is refused unless\n"
+        "                --overwrite, which replaces it once the new one is complete)\n"
         "  --threads N   OpenMP and OpenBLAS threads (default: all)\n"
         "  --quiet       no progress messages\n");
 }
@@ -36,7 +38,7 @@ int datm_cmd_ensemble(int argc, char **argv)
 {
     const char *out = NULL;
     const char *dirs[DATM_ENSEMBLE_MAX];
-    int n = 0, quiet = 0;
+    int n = 0, quiet = 0, overwrite = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return DATM_EXIT_OK; }
@@ -45,6 +47,7 @@ int datm_cmd_ensemble(int argc, char **argv)
             if (datm_cli_threads("ensemble", argv[++i])) return DATM_EXIT_USAGE;
         }
         else if (!strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "datm ensemble: unknown option '%s'\n\n", a);
             usage(stderr);
@@ -62,6 +65,10 @@ int datm_cmd_ensemble(int argc, char **argv)
             fprintf(stderr, "datm ensemble: -o %s is also a member\n", out);
             return DATM_EXIT_USAGE;
         }
+    /* never into a member, never over an earlier output without --overwrite */
+    int replace = 0;
+    int orc = datm_cli_output_dir("ensemble", out, dirs, n, overwrite, &replace);
+    if (orc) return orc;
     if (quiet) datm_log_set_level(DATM_LOG_WARN);
 
     const datm_model_catalog cat = DATM_REGISTRY_CATALOG;
@@ -100,7 +107,20 @@ int datm_cmd_ensemble(int argc, char **argv)
     }
     datm_class_report r;
     memset(&r, 0, sizeof r);
-    if (!rc) rc = datm_ensemble_write(out, dirs, p, n, &r, &err);
+    datm_cli_stage sg;
+    int staged = 0;
+    if (!rc && replace) {
+        if (datm_cli_stage_begin("ensemble", out, &sg)) {
+            for (int i = 0; i < n; i++) datm_run_prediction_free(&p[i]);
+            return DATM_EXIT_FAIL;
+        }
+        staged = 1;
+    }
+    if (!rc) rc = datm_ensemble_write(staged ? sg.stage : out, dirs, p, n, &r, &err);
+    if (staged) {
+        int rc2 = datm_cli_stage_end(&sg, !rc, &err);
+        if (!rc) rc = rc2;
+    }
     const double er = r.error_rate, f1 = r.macro_f1;
     for (int i = 0; i < n; i++) datm_run_prediction_free(&p[i]);
     datm_class_report_free(&r);

@@ -8,11 +8,15 @@
  * run, docs, samples, seed, variant, seconds. OUT.csv: a header line then one row per
  * document: doc (1-based, as in the docword file), then theta_<l>_<k> for every layer and
  * unit, numbers with %.9g. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/cmd_run.h"
 #include "data/data.h"
 #include "io/h5.h"
 #include "io/results_layout.h"
@@ -24,7 +28,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: datm infer RUN DOCS.docword[.gz] -o OUT.h5|OUT.csv [--samples S] [--seed N]\n"
-        "                  [--layer l] [--normalize] [--threads N] [--quiet]\n\n"
+        "                  [--layer l] [--normalize] [--overwrite] [--threads N] [--quiet]\n\n"
         "Writes the per-layer document features (theta) of the documents in DOCS (UCI bag of\n"
         "words over the run's vocabulary) inferred by the trained model of RUN (a run\n"
         "directory or its result.h5).\n\n"
@@ -32,6 +36,8 @@ static void usage(FILE *f)
         "  --seed N      seed of the draws (default 1)\n"
         "  --layer l     only layer l (default: all layers)\n"
         "  --normalize   divide each document's theta of a layer by its sum (topic proportions)\n"
+        "  --overwrite   replace OUT when it exists (only once the new file is complete);\n"
+        "                OUT is never one of the inputs nor inside a run directory\n"
         "  --threads N   OpenMP and OpenBLAS threads (default: all)\n"
         "  --quiet       no progress messages\n");
 }
@@ -47,7 +53,7 @@ static int write_h5(const char *path, const datm_theta *t, int l0, int l1, const
                     double secs, datm_error *err)
 {
     char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.part", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     datm_h5 *f = NULL;
     int rc = datm_h5_create(tmp, &f, err);
     for (int l = l0; l <= l1 && !rc; l++) {
@@ -62,19 +68,25 @@ static int write_h5(const char *path, const datm_theta *t, int l0, int l1, const
     if (!rc) rc = datm_h5_attr_i64(f, "samples", samples, err);
     if (!rc) rc = datm_h5_attr_i64(f, "seed", (int64_t)seed, err);
     if (!rc) rc = datm_h5_attr_f64(f, "seconds", secs, err);
-    datm_h5_close(&f);
+    if (f) {
+        int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
+        if (!rc) rc = rc2;
+    }
+    if (!rc) rc = datm_fsync_path(tmp, err);
+    if (!rc) rc = datm_h5_verify_file(tmp, NULL, NULL, err);
     if (!rc && rename(tmp, path) != 0)
-        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename from %s", path, tmp);
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename from %s (%s)", path, tmp,
+                            strerror(errno));
     if (rc) remove(tmp);
     return rc;
 }
 
 static int write_csv(const char *path, const datm_theta *t, int l0, int l1, datm_error *err)
 {
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s.part", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return datm_error_set(err, DATM_E_IO, "%s: cannot write", tmp);
+    datm_afile a;
+    int rc = datm_afile_open(&a, path, err);
+    if (rc) return rc;
+    FILE *f = a.f;
     fprintf(f, "doc");
     for (int l = l0; l <= l1; l++)
         for (int64_t k = 0; k < t->k[l - 1]; k++) fprintf(f, ",theta_%d_%lld", l, (long long)(k + 1));
@@ -87,31 +99,54 @@ static int write_csv(const char *path, const datm_theta *t, int l0, int l1, datm
         }
         fputc('\n', f);
     }
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        return datm_error_set(err, DATM_E_IO, "%s: cannot write", path);
+    return datm_afile_commit(&a, err);
+}
+
+/* A whole number in [lo, hi] for option `opt`; prints the error. */
+static int parse_int(const char *opt, const char *s, long long lo, long long hi, long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !end || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "datm infer: %s '%s': expected a whole number in [%lld, %lld]\n", opt, s,
+                lo, hi);
+        return 1;
     }
-    return DATM_OK;
+    *out = v;
+    return 0;
 }
 
 int datm_cmd_infer(int argc, char **argv)
 {
     const char *run = NULL, *docs = NULL, *out = NULL;
-    int samples = 0, layer = 0, normalize = 0, quiet = 0;
+    int samples = 0, layer = 0, normalize = 0, quiet = 0, overwrite = 0;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        long long v;
+        int has_value = i + 1 < argc;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return DATM_EXIT_OK; }
-        else if (!strcmp(a, "-o") && i + 1 < argc) out = argv[++i];
-        else if (!strcmp(a, "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
-        else if (!strcmp(a, "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(a, "--layer") && i + 1 < argc) layer = atoi(argv[++i]);
-        else if (!strcmp(a, "--threads") && i + 1 < argc) {
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--samples") || !strcmp(a, "--seed") ||
+                  !strcmp(a, "--layer") || !strcmp(a, "--threads")) && !has_value) {
+            fprintf(stderr, "datm infer: %s needs a value\n", a);
+            return DATM_EXIT_USAGE;
+        }
+        else if (!strcmp(a, "-o")) out = argv[++i];
+        else if (!strcmp(a, "--samples")) {
+            if (parse_int(a, argv[++i], 0, 1000000, &v)) return DATM_EXIT_USAGE;
+            samples = (int)v;
+        } else if (!strcmp(a, "--seed")) {
+            if (parse_int(a, argv[++i], 0, INT64_MAX, &v)) return DATM_EXIT_USAGE;
+            seed = (uint64_t)v;
+        } else if (!strcmp(a, "--layer")) {
+            if (parse_int(a, argv[++i], 1, 64, &v)) return DATM_EXIT_USAGE;
+            layer = (int)v;
+        } else if (!strcmp(a, "--threads")) {
             if (datm_cli_threads("infer", argv[++i])) return DATM_EXIT_USAGE;
         }
         else if (!strcmp(a, "--normalize")) normalize = 1;
+        else if (!strcmp(a, "--overwrite")) overwrite = 1;
         else if (!strcmp(a, "--quiet")) quiet = 1;
         else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "datm infer: unknown option '%s'\n\n", a);
@@ -122,7 +157,7 @@ int datm_cmd_infer(int argc, char **argv)
         else if (!docs) docs = a;
         else { usage(stderr); return DATM_EXIT_USAGE; }
     }
-    if (!run || !docs || !out || samples < 0) { usage(stderr); return DATM_EXIT_USAGE; }
+    if (!run || !docs || !out) { usage(stderr); return DATM_EXIT_USAGE; }
     if (!ends_with(out, ".h5") && !ends_with(out, ".csv")) {
         fprintf(stderr, "datm infer: -o must end in .h5 or .csv (got '%s')\n", out);
         return DATM_EXIT_USAGE;
@@ -136,6 +171,15 @@ int datm_cmd_infer(int argc, char **argv)
         char *slash = strrchr(dir, '/');
         if (slash) *slash = '\0';
         else snprintf(dir, sizeof dir, ".");
+    }
+    {   /* the output is never an input, nor a file of the run */
+        char p1[1200], p2[1200], p3[1200];
+        snprintf(p1, sizeof p1, "%s/%s", dir, DATM_RESULT_FILE);
+        snprintf(p2, sizeof p2, "%s/%s", dir, DATM_RESULT_SPEC_FILE);
+        snprintf(p3, sizeof p3, "%s/%s.part", dir, DATM_RESULT_FILE);
+        const char *inputs[] = {docs, run, p1, p2, p3};
+        int orc = datm_cli_output_file("infer", out, inputs, 5, overwrite);
+        if (orc) return orc;
     }
     datm_error err = {0};
     datm_spec spec;

@@ -45,4 +45,24 @@ int  datm_cli_execute_ex(const datm_spec *spec, int resume, int quiet, int overw
                          char **argv);
 void datm_cli_fill_run_hooks(datm_run_opts *o);
 
+/* ---- outputs of the commands that write files (cli_output.c) ----
+ * An output file is refused (message, exit code returned; 0 = may write) when it is one of
+ * `inputs`, a directory, inside a run directory, or exists (the last two unless overwrite).
+ * An output directory is refused when it holds or lies in an input, is a file, cannot be
+ * written, or is not empty without overwrite; *replace = 1 when it is not empty and overwrite
+ * was given: write the new contents aside and datm_dir_replace them in. */
+int datm_cli_output_file(const char *cmd, const char *out, const char *const *inputs, int n_inputs,
+                         int overwrite);
+int datm_cli_output_dir(const char *cmd, const char *out, const char *const *inputs, int n_inputs,
+                        int overwrite, int *replace);
+/* Writing a directory aside to replace OUT: stage = OUT.new.PID/<name of OUT> (created; the
+ * same last name, so files that name their directory are right). end: when ok, stage replaces
+ * OUT (datm_dir_replace); OUT.new.PID is removed either way. */
+typedef struct datm_cli_stage {
+    const char *final;
+    char holder[1100], stage[1400];
+} datm_cli_stage;
+int datm_cli_stage_begin(const char *cmd, const char *out, datm_cli_stage *s);
+int datm_cli_stage_end(datm_cli_stage *s, int ok, datm_error *err);
+
 #endif

@@ -56,6 +56,8 @@ typedef struct datm_corpus_build_opts {
     datm_text_format format;
     const char *input;          /* directory (dir, brown) or file (lines) */
     const char *out_dir;        /* created if missing */
+    const char *out_name;       /* the --out the README records (NULL: out_dir); differs when
+                                   the set is built aside to replace an existing one */
     const char *cats_path;      /* "NAME CATEGORY" lines (NAME relative to input); for dir it
                                    also lists the texts; brown default: INPUT/cats.txt */
     const char *labels_path;    /* lines, mm, ldac: one category name per line (document) */

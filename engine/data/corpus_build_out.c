@@ -323,13 +323,14 @@ static int write_readme(datm_cb_state *s, const split_out *tr, const split_out *
     int rc = out_open(&of, o->out_dir, "README.md", s->err);
     if (rc) return rc;
     FILE *f = of.f;
-    const char *base = strrchr(o->out_dir, '/');
-    base = (base && base[1]) ? base + 1 : o->out_dir;
+    const char *shown = o->out_name ? o->out_name : o->out_dir;
+    const char *base = strrchr(shown, '/');
+    base = (base && base[1]) ? base + 1 : shown;
     fprintf(f, "# %s: built by `datm corpus build`\n\n", base);
     fprintf(f, "Built from `%s` (format `%s`) by datm %s. Every number below is from this run.\n\n",
             o->input, datm_text_format_name(o->format), datm_version_string());
     fprintf(f, "## Command\n```\ndatm corpus build --format %s --input %s --out %s", datm_text_format_name(o->format),
-            o->input, o->out_dir);
+            o->input, shown);
     if (o->cats_path) fprintf(f, " --cats %s", o->cats_path);
     if (o->labels_path) fprintf(f, " --labels %s", o->labels_path);
     if (o->label_subdir) fprintf(f, " --label-subdir");

@@ -113,22 +113,20 @@ static void put_quoted(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-static FILE *open_out(const char *dir, const char *name, const char *ext, datm_error *err)
+/* NAME.EXT in dir, written whole (datm_afile: a temporary renamed on success, errors name
+ * the path and the system error). */
+static FILE *open_out(const char *dir, const char *name, const char *ext, datm_afile *a,
+                      datm_error *err)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext);
-    FILE *f = fopen(path, "w");
-    if (!f) datm_error_set(err, DATM_E_IO, "%s: cannot write: %s", path, strerror(errno));
-    return f;
+    if (datm_afile_open(a, path, err)) return NULL;
+    return a->f;
 }
 
-static int close_out(FILE *f, const char *dir, const char *name, const char *ext,
-                     datm_error *err)
+static int close_out(datm_afile *a, datm_error *err)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return datm_error_set(err, DATM_E_IO, "%s/%s.%s: write failed", dir, name, ext);
-    return DATM_OK;
+    return datm_afile_commit(a, err);
 }
 
 /* The common head of every script: terminal choice, sizes, labels, axes. */
@@ -195,11 +193,12 @@ int datm_figure_lines(const char *dir, const char *name, const datm_fig_opts *o,
     if (!n_plot)
         return datm_error_set(err, DATM_E_INVALID, "figure %s/%s: no plottable point", dir,
                               name);
-    FILE *d = open_out(dir, name, "dat", err);
+    datm_afile ad, ag;
+    FILE *d = open_out(dir, name, "dat", &ad, err);
     if (!d) return err ? err->code : DATM_E_IO;
     fprintf(d, "# %s: one block per series (gnuplot index), columns x y\n", name);
-    FILE *g = open_out(dir, name, "gp", err);
-    if (!g) { fclose(d); return err ? err->code : DATM_E_IO; }
+    FILE *g = open_out(dir, name, "gp", &ag, err);
+    if (!g) { datm_afile_abort(&ad); return err ? err->code : DATM_E_IO; }
     script_head(g, name, o);
     fputs("set key outside right top\nset grid\n", g);
     int block = 0;
@@ -219,8 +218,8 @@ int datm_figure_lines(const char *dir, const char *name, const datm_fig_opts *o,
     }
     fputc('\n', g);
     script_tail(g, name);
-    rc = close_out(d, dir, name, "dat", err);
-    int rc2 = close_out(g, dir, name, "gp", err);
+    rc = close_out(&ad, err);
+    int rc2 = rc ? (datm_afile_abort(&ag), rc) : close_out(&ag, err);
     if (rc || rc2) return rc ? rc : rc2;
     int r = run_gnuplot(dir, name);
     if (rendered) *rendered = r;
@@ -236,10 +235,11 @@ int datm_figure_bars(const char *dir, const char *name, const datm_fig_opts *o,
         return datm_error_set(err, DATM_E_INVALID, "figure %s/%s: no bars", dir, name);
     int rc = mkdir_p(dir, err);
     if (rc) return rc;
-    FILE *d = open_out(dir, name, "dat", err);
+    datm_afile ad, ag;
+    FILE *d = open_out(dir, name, "dat", &ad, err);
     if (!d) return err ? err->code : DATM_E_IO;
-    FILE *g = open_out(dir, name, "gp", err);
-    if (!g) { fclose(d); return err ? err->code : DATM_E_IO; }
+    FILE *g = open_out(dir, name, "gp", &ag, err);
+    if (!g) { datm_afile_abort(&ad); return err ? err->code : DATM_E_IO; }
     /* .dat: one row per category: label, then one column per series ("NaN" = no bar) */
     fprintf(d, "# %s: category", name);
     for (int i = 0; i < n_series; i++) fprintf(d, " \"%s\"", s[i].label ? s[i].label : "");
@@ -267,8 +267,8 @@ int datm_figure_bars(const char *dir, const char *name, const datm_fig_opts *o,
     }
     fputc('\n', g);
     script_tail(g, name);
-    rc = close_out(d, dir, name, "dat", err);
-    int rc2 = close_out(g, dir, name, "gp", err);
+    rc = close_out(&ad, err);
+    int rc2 = rc ? (datm_afile_abort(&ag), rc) : close_out(&ag, err);
     if (rc || rc2) return rc ? rc : rc2;
     int r = run_gnuplot(dir, name);
     if (rendered) *rendered = r;
@@ -301,7 +301,8 @@ int datm_figure_image_grid(const char *dir, const char *name, const datm_fig_opt
         for (int64_t v = 0; v < V; v++)
             mos[(r0 + v / w) * MW + c0 + v % w] = mx > 0 ? (double)m[v * K + t] / mx : 0.0;
     }
-    FILE *d = open_out(dir, name, "dat", err);
+    datm_afile ad, ag;
+    FILE *d = open_out(dir, name, "dat", &ad, err);
     if (!d) { datm_free(mos); return err ? err->code : DATM_E_IO; }
     fprintf(d, "# %s: %d topics as %d x %d images in a %d x %d grid, each scaled to its max;"
                " matrix rows top to bottom, NaN = border\n", name, n, h, w, gr, gc);
@@ -314,8 +315,8 @@ int datm_figure_image_grid(const char *dir, const char *name, const datm_fig_opt
         fputc('\n', d);
     }
     datm_free(mos);
-    FILE *g = open_out(dir, name, "gp", err);
-    if (!g) { fclose(d); return err ? err->code : DATM_E_IO; }
+    FILE *g = open_out(dir, name, "gp", &ag, err);
+    if (!g) { datm_afile_abort(&ad); return err ? err->code : DATM_E_IO; }
     datm_fig_opts oo = o ? *o : (datm_fig_opts){0};
     if (!oo.width) oo.width = (int)DATM_MIN(1200, DATM_MAX(300, MW * 8));
     if (!oo.height) oo.height = (int)DATM_MIN(1200, DATM_MAX(300, MH * 8 + 40));
@@ -329,8 +330,8 @@ int datm_figure_image_grid(const char *dir, const char *name, const datm_fig_opt
                "plot '%s.dat' matrix with image\n",
             (long long)MW - 1, (long long)MH - 1, name);
     script_tail(g, name);
-    rc = close_out(d, dir, name, "dat", err);
-    int rc2 = close_out(g, dir, name, "gp", err);
+    rc = close_out(&ad, err);
+    int rc2 = rc ? (datm_afile_abort(&ag), rc) : close_out(&ag, err);
     if (rc || rc2) return rc ? rc : rc2;
     int r = run_gnuplot(dir, name);
     if (rendered) *rendered = r;

@@ -156,6 +156,12 @@ typedef enum {
  * swapped in (dir = DIR.new, or DIR after the swap when the old run's removal was cut short);
  * a no-op for other directories. */
 int  datm_run_replace_finish(const char *dir, datm_error *err);
+/* Puts the complete directory new_dir in the place of target in one step (renameat2
+ * RENAME_EXCHANGE; two renames where the file system lacks it) and removes target's old
+ * contents: what --overwrite does for corpora and ensembles. */
+int  datm_dir_replace(const char *new_dir, const char *target, datm_error *err);
+/* Removes path and everything under it (symbolic links are removed, not followed). */
+int  datm_dir_remove(const char *path, datm_error *err);
 /* 1 when dir is an --overwrite run's replacement (target = the directory it replaces). */
 int  datm_rundir_replaces(const char *dir, char *target, size_t size);
 
@@ -169,6 +175,18 @@ int  datm_rundir_replaces(const char *dir, char *target, size_t size);
 int  datm_run_write_tracking(const char *dir, const char *result, const char *resolved,
                              datm_error *err);
 int  datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err);
+
+/* Everything datm_run checks before training starts, without writing anything (datm check):
+ * the run directory as a fresh run would claim it (opts->run_dir, opts->overwrite; a lock
+ * held by another process), the data set (every file read and cross-checked), and the model
+ * created for it (sizes against the data, its memory allocated and freed). */
+typedef struct datm_run_check_info {
+    int64_t n_train, n_eval, n_vocab, total_iters;
+    char    protocol[32];
+    int     replaces;     /* the run would be written aside and replace a run in run_dir */
+} datm_run_check_info;
+int  datm_run_check(const datm_spec *spec, const datm_run_opts *opts, datm_run_check_info *info,
+                    datm_error *err);
 
 /* Reads the status attribute of RUN_DIR/result.h5 (or result.h5.part): "COMPLETED", ...;
  * "MISSING" when neither exists. */

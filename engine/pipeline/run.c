@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "eval/classify.h"
 #include "eval/logreg.h"
@@ -631,39 +632,83 @@ static int write_report(run_ctx *c, datm_error *err)
 
 /* ---- the run directory ---- */
 
-/* A fresh run's claim on its directory (rundir.c says what may be replaced): in place, or
- * written aside into DIR.new when --overwrite replaces a run worth keeping until then. On
- * return c->lock is held on c->dir (and c->final_lock on the replaced directory). */
+/* What a fresh run may do with its directory (rundir.c says why), decided without writing:
+ * 0 in place (*clean: an earlier attempt with nothing to lose is removed first), 1 written
+ * aside into DIR.new (--overwrite of a run worth keeping until then), or an error naming
+ * `datm resume` or --overwrite. A directory that does not exist yet must be creatable. */
+static int decide_dir(const datm_run_opts *opts, int check_lock, datm_rundir_state *st,
+                      int *clean, datm_error *err)
+{
+    const char *dir = opts->run_dir;
+    *clean = 0;
+    int rc = datm_rundir_inspect(dir, st, err);
+    if (rc) return -rc;
+    if (!st->exists) {
+        /* the nearest existing ancestor must take a new directory */
+        char anc[1100];
+        snprintf(anc, sizeof anc, "%s", dir);
+        for (;;) {
+            char *slash = strrchr(anc, '/');
+            if (!slash) { snprintf(anc, sizeof anc, "."); break; }
+            if (slash == anc) { anc[1] = '\0'; break; }
+            *slash = '\0';
+            struct stat sb;
+            if (stat(anc, &sb) == 0) break;
+        }
+        struct stat sb;
+        if (stat(anc, &sb) == 0 && !S_ISDIR(sb.st_mode))
+            return -datm_error_set(err, DATM_E_IO, "%s: cannot create directory (%s is not a "
+                                   "directory)", dir, anc);
+        if (access(anc, W_OK | X_OK) != 0)
+            return -datm_error_set(err, DATM_E_IO, "%s: cannot create directory in %s (%s)", dir,
+                                   anc, strerror(errno));
+        return 0;
+    }
+    if (access(dir, W_OK | X_OK) != 0)
+        return -datm_error_set(err, DATM_E_IO, "%s: cannot write (%s)", dir, strerror(errno));
+    if (st->foreign[0])
+        return -datm_error_set(err, DATM_E_IO, "%s holds '%s', which datm did not write: a run "
+                               "needs a new or empty directory (or one of its own runs); choose "
+                               "another -o", dir, st->foreign);
+    if (st->has_marker)
+        return -datm_error_set(err, DATM_E_IO, "%s is the replacement being written by an "
+                               "--overwrite run (%s/%s): continue it with 'datm resume %s'",
+                               dir, dir, DATM_RUN_REPLACES_FILE, dir);
+    long pid = 0;
+    if (check_lock && datm_run_lock_holder(dir, &pid))
+        return -datm_error_set(err, DATM_E_IO, "%s is being written by process %ld (lock %s/%s); "
+                               "wait for it to finish or stop it", dir, pid, dir,
+                               DATM_RUN_LOCK_FILE);
+    const int finished = st->has_result || !strcmp(st->status, DATM_STATUS_COMPLETED);
+    const int resumable = !finished && st->ckpt_iter >= 0;
+    if (finished && !opts->overwrite)
+        return -datm_error_set(err, DATM_E_IO, "%s holds a COMPLETED run (%s/%s); it is left as it "
+                               "is: choose another -o, or pass --overwrite to replace it (the old "
+                               "run stays until the new one is COMPLETED)", dir, dir,
+                               DATM_RESULT_FILE);
+    if (resumable && !opts->overwrite)
+        return -datm_error_set(err, DATM_E_IO, "%s holds an unfinished run (status %s, checkpoint "
+                               "after iteration %lld): continue it with 'datm resume %s', or pass "
+                               "--overwrite to start afresh (the old run stays until the new one "
+                               "is COMPLETED)", dir, st->status, (long long)st->ckpt_iter, dir);
+    if (finished || resumable) return 1;
+    *clean = !st->empty;
+    return 0;
+}
+
+/* A fresh run's claim on its directory: in place, or written aside into DIR.new. On return
+ * c->lock is held on c->dir (and c->final_lock on the replaced directory). */
 static int claim_dir(run_ctx *c, datm_error *err)
 {
     const char *dir = c->opts->run_dir;
     datm_rundir_state st;
-    int rc = datm_rundir_inspect(dir, &st, err);
-    if (rc) return rc;
-    if (st.foreign[0])
-        return datm_error_set(err, DATM_E_IO, "%s holds '%s', which datm did not write: a run "
-                              "needs a new or empty directory (or one of its own runs); choose "
-                              "another -o", dir, st.foreign);
-    if (st.has_marker)
-        return datm_error_set(err, DATM_E_IO, "%s is the replacement being written by an "
-                              "--overwrite run (%s/%s): continue it with 'datm resume %s'",
-                              dir, dir, DATM_RUN_REPLACES_FILE, dir);
-    const int finished = st.has_result || !strcmp(st.status, DATM_STATUS_COMPLETED);
-    const int resumable = !finished && st.ckpt_iter >= 0;
-    if (finished && !c->opts->overwrite)
-        return datm_error_set(err, DATM_E_IO, "%s holds a COMPLETED run (%s/%s); it is left as it "
-                              "is: choose another -o, or pass --overwrite to replace it (the old "
-                              "run stays until the new one is COMPLETED)", dir, dir,
-                              DATM_RESULT_FILE);
-    if (resumable && !c->opts->overwrite)
-        return datm_error_set(err, DATM_E_IO, "%s holds an unfinished run (status %s, checkpoint "
-                              "after iteration %lld): continue it with 'datm resume %s', or pass "
-                              "--overwrite to start afresh (the old run stays until the new one is "
-                              "COMPLETED)", dir, st.status, (long long)st.ckpt_iter, dir);
-    if (finished || resumable) {
+    int clean = 0;
+    int d = decide_dir(c->opts, 0, &st, &clean, err);
+    if (d < 0) return -d;
+    if (d == 1) {
         char stage[1300];
         datm_run_lock sl;
-        rc = datm_rundir_stage(dir, stage, sizeof stage, &sl, err);
+        int rc = datm_rundir_stage(dir, stage, sizeof stage, &sl, err);
         if (rc) return rc;
         char real[PATH_MAX];
         if (!realpath(dir, real) || strlen(real) >= sizeof c->final_dir ||
@@ -677,18 +722,15 @@ static int claim_dir(run_ctx *c, datm_error *err)
         c->lock = sl;
         snprintf(c->dir, sizeof c->dir, "%s", stage);
         datm_info("%s holds a %s run: the new run is written to %s and replaces it when it is "
-                  "COMPLETED", dir, finished ? "COMPLETED" : "resumable", stage);
+                  "COMPLETED", dir, st.has_result ? "COMPLETED" : "resumable", stage);
         return DATM_OK;
     }
-    /* nothing to lose: an empty directory, or an attempt that failed or was killed before its
-     * first checkpoint */
-    if (!st.empty) {
-        if (strcmp(st.status, "MISSING") != 0)
-            datm_info("%s: starting afresh over an earlier attempt (status %s, no checkpoint)",
-                      dir, st.status);
-        rc = datm_rundir_clean(dir, err);
-    }
-    return rc;
+    if (!clean) return DATM_OK;
+    /* nothing to lose: an attempt that failed or was killed before its first checkpoint */
+    if (strcmp(st.status, "MISSING") != 0)
+        datm_info("%s: starting afresh over an earlier attempt (status %s, no checkpoint)", dir,
+                  st.status);
+    return datm_rundir_clean(dir, err);
 }
 
 /* resume: the directory must hold an unfinished run; an --overwrite run's replacement
@@ -968,6 +1010,34 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     long open_objects = datm_h5_open_objects();
     if (open_objects > 0)
         datm_warn("internal: %ld HDF5 object(s) left open by the run", open_objects);
+    return rc;
+}
+
+int datm_run_check(const datm_spec *spec, const datm_run_opts *opts, datm_run_check_info *info,
+                   datm_error *err)
+{
+    memset(info, 0, sizeof *info);
+    datm_rundir_state st;
+    int clean = 0;
+    int d = decide_dir(opts, 1, &st, &clean, err);
+    if (d < 0) return -d;
+    info->replaces = d == 1;
+    run_ctx c;
+    memset(&c, 0, sizeof c);
+    c.spec = spec;
+    c.opts = opts;
+    c.seed = (uint64_t)datm_config_int(datm_spec_section(spec, DATM_SEC_RUN), "seed");
+    int rc = datm_run_data_load(spec, &c.data, err);
+    if (!rc) {
+        info->n_train = c.data.train_X.n_rows;
+        info->n_eval = c.data.eval_obs.n_rows;
+        info->n_vocab = c.data.train_X.n_cols;
+        snprintf(info->protocol, sizeof info->protocol, "%s", c.data.protocol);
+        rc = datm_run_model_create(spec, &c.data, c.seed, &c.m, &c.bpe, &c.total, err);
+    }
+    if (!rc) info->total_iters = c.total;
+    if (c.m) c.m->ops->destroy(c.m);
+    datm_run_data_free(&c.data);
     return rc;
 }
 

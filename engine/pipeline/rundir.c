@@ -117,6 +117,11 @@ int datm_rundir_rm_tree(const char *path, datm_error *err)
     return DATM_OK;
 }
 
+int datm_dir_remove(const char *path, datm_error *err)
+{
+    return datm_rundir_rm_tree(path, err);
+}
+
 int datm_rundir_clean(const char *dir, datm_error *err)
 {
     DIR *d = opendir(dir);
@@ -198,33 +203,59 @@ int datm_rundir_replaces(const char *dir, char *target, size_t size)
     return 1;
 }
 
-int datm_rundir_swap(const char *stage, const char *target, datm_run_lock *stage_lock,
-                     datm_run_lock *target_lock, datm_error *err)
+/* Exchanges the directory `stage` (complete) with `target`; *old gets where the replaced
+ * contents now are (stage's path, or target.old.PID where the file system has no exchange). */
+static int exchange_dirs(const char *stage, const char *target, char *old, size_t size,
+                         datm_error *err)
 {
     char real_stage[PATH_MAX];
     int rc = abs_dir(stage, real_stage, sizeof real_stage, err);
     if (rc) return rc;
-    const char *old = real_stage;   /* after the exchange the old run sits at the stage path */
-    char moved[PATH_MAX + 64] = "";
-    if (syscall(SYS_renameat2, AT_FDCWD, real_stage, AT_FDCWD, target, RENAME_EXCHANGE) != 0) {
-        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
-            return datm_error_set(err, DATM_E_IO, "%s: cannot exchange with %s (%s); the new run "
-                                  "is COMPLETED there, the old one untouched", real_stage, target,
-                                  strerror(errno));
-        /* no atomic exchange on this file system: two renames */
-        snprintf(moved, sizeof moved, "%s.old.%ld", target, (long)getpid());
-        if (rename(target, moved) != 0)
-            return datm_error_set(err, DATM_E_IO, "%s: cannot move aside to %s (%s); the new run "
-                                  "is COMPLETED in %s", target, moved, strerror(errno), real_stage);
-        if (rename(real_stage, target) != 0) {
-            int e = errno;
-            rename(moved, target);
-            return datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s (%s); the new run is "
-                                  "COMPLETED there, the old one kept", real_stage, target,
-                                  strerror(e));
-        }
-        old = moved;
+    if (syscall(SYS_renameat2, AT_FDCWD, real_stage, AT_FDCWD, target, RENAME_EXCHANGE) == 0) {
+        snprintf(old, size, "%s", real_stage);
+        return DATM_OK;
     }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot exchange with %s (%s); the new "
+                              "contents are complete there, the old ones untouched", real_stage,
+                              target, strerror(errno));
+    /* no atomic exchange on this file system: two renames */
+    char moved[PATH_MAX + 64];
+    snprintf(moved, sizeof moved, "%s.old.%ld", target, (long)getpid());
+    if (rename(target, moved) != 0)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot move aside to %s (%s); the new "
+                              "contents are complete in %s", target, moved, strerror(errno),
+                              real_stage);
+    if (rename(real_stage, target) != 0) {
+        int e = errno;
+        rename(moved, target);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s (%s); the new contents "
+                              "are complete there, the old ones kept", real_stage, target,
+                              strerror(e));
+    }
+    snprintf(old, size, "%s", moved);
+    return DATM_OK;
+}
+
+int datm_dir_replace(const char *new_dir, const char *target, datm_error *err)
+{
+    char old[PATH_MAX + 64];
+    int rc = exchange_dirs(new_dir, target, old, sizeof old, err);
+    if (rc) return rc;
+    datm_error e = {0};
+    datm_fsync_parent(target, &e);
+    if (datm_rundir_rm_tree(old, &e))
+        datm_warn("the replaced contents could not be removed entirely: %s", e.msg);
+    return DATM_OK;
+}
+
+int datm_rundir_swap(const char *stage, const char *target, datm_run_lock *stage_lock,
+                     datm_run_lock *target_lock, datm_error *err)
+{
+    char oldbuf[PATH_MAX + 64];
+    int rc = exchange_dirs(stage, target, oldbuf, sizeof oldbuf, err);
+    if (rc) return rc;
+    const char *old = oldbuf;
     /* the lock files moved with their directories */
     if (stage_lock && stage_lock->fd >= 0 &&
         snprintf(stage_lock->path, sizeof stage_lock->path, "%s/%s", target,
