@@ -37,6 +37,11 @@ int datm_cmd_resume(int argc, char **argv)
                                                                          : strerror(ENOTDIR));
         return DATM_EXIT_FAIL;
     }
+    datm_error perr = {0};
+    if (datm_run_finish_part(dir, &perr) < 0) {
+        fprintf(stderr, "datm resume: %s\n", perr.msg);
+        return DATM_EXIT_FAIL;
+    }
     char status[64];
     datm_run_status_read(dir, status, sizeof status);
     if (!strcmp(status, "COMPLETED")) {

@@ -27,7 +27,7 @@ void datm_h5_close(datm_h5 **g);   /* closes and nulls; closing a file flushes i
  * error; the handle is closed and nulled either way. Use it on files being written. */
 int  datm_h5_close_checked(datm_h5 **g, datm_error *err);
 /* HDF5 objects (files, groups, datasets, ...) open in this process: 0 when every handle was
- * closed. */
+ * closed (files whose close failed on a full disk, which HDF5 keeps, are not counted). */
 long datm_h5_open_objects(void);
 /* Sets up HDF5 for datm (errors through datm_error, no exit handler); called by every
  * function here, and before any direct HDF5 call elsewhere. */

@@ -162,6 +162,9 @@ int  datm_run_replace_finish(const char *dir, datm_error *err);
 int  datm_dir_replace(const char *new_dir, const char *target, datm_error *err);
 /* Removes path and everything under it (symbolic links are removed, not followed). */
 int  datm_dir_remove(const char *path, datm_error *err);
+/* A run stopped between marking result.h5.part COMPLETED and renaming it: verifies the file and
+ * renames it (1, with a warning), 0 when dir is not in that state, -code on error. */
+int  datm_run_finish_part(const char *dir, datm_error *err);
 /* 1 when dir is an --overwrite run's replacement (target = the directory it replaces). */
 int  datm_rundir_replaces(const char *dir, char *target, size_t size);
 

@@ -939,13 +939,19 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         rc = write_result_body(&c, 1, 1, err);
         datm_test_kill("result");
         if (!rc && opts->topics && datm_config_bool(oc, "topics")) {
+            /* optional: a topics stage that cannot run (no reference corpus) warns; one whose
+             * write failed (a full disk) fails the run, since the file may be damaged */
             datm_error e = {0};
             if (datm_run_usage_write(c.m, &c.data.train_X, eval_seed(c.seed, DATM_RUN_EVAL_INDEX),
-                                     c.part, &e))
-                datm_warn("topic usage: %s", e.msg);
+                                     c.part, &e)) {
+                if (e.code == DATM_E_IO) rc = datm_error_set(err, e.code, "topic usage: %s", e.msg);
+                else datm_warn("topic usage: %s", e.msg);
+            }
             datm_error_clear(&e);
-            if (opts->topics(c.dir, c.part, &e))
-                datm_warn("topics stage: %s", e.msg);
+            if (!rc && opts->topics(c.dir, c.part, &e)) {
+                if (e.code == DATM_E_IO) rc = datm_error_set(err, e.code, "topics stage: %s", e.msg);
+                else datm_warn("topics stage: %s", e.msg);
+            }
         }
         if (!rc) rc = finish_result(&c, err);
         if (!rc) {
@@ -953,8 +959,12 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
             datm_test_kill("renamed");
             datm_error e = {0};
             if (opts->figures && datm_config_bool(oc, "figures") &&
-                opts->figures(c.dir, c.final, &e))
-                datm_warn("figures stage: %s", e.msg);
+                opts->figures(c.dir, c.final, &e)) {
+                /* the result stays COMPLETED; the command still fails, naming the file */
+                datm_log(DATM_LOG_ERROR, "figures stage: %s", e.msg);
+                rc = datm_error_set(err, e.code, "figures stage: %s (%s is COMPLETED)", e.msg,
+                                    c.final);
+            }
             datm_error_clear(&e);
             if (datm_run_write_tracking(c.dir, c.final, c.spec->resolved, &e)) {
                 /* the result stays COMPLETED; the command still fails, naming the file */
@@ -965,13 +975,13 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
             if (datm_config_bool(oc, "report")) {
                 int bad = opts->report ? opts->report(c.dir, c.final, &e) : write_report(&c, &e);
                 if (bad) {
-                    /* the result stays COMPLETED; the command still fails, naming the file */
                     datm_log(DATM_LOG_ERROR, "report stage: %s", e.msg);
-                    rc = datm_error_set(err, e.code, "report stage: %s (%s is COMPLETED)", e.msg,
-                                        c.final);
+                    if (!rc)
+                        rc = datm_error_set(err, e.code, "report stage: %s (%s is COMPLETED)",
+                                            e.msg, c.final);
                 }
             }
-            if (c.final_dir[0]) {
+            if (c.final_dir[0] && !rc) {
                 datm_error es = {0};
                 int rs = datm_rundir_swap(c.dir, c.final_dir, &c.lock, &c.final_lock, &es);
                 if (rs) {
@@ -991,9 +1001,12 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         if (have_model && write_result_body(&c, !numeric, 0, &e))
             datm_warn("%s", e.msg);
         datm_error_clear(&e);
-        if (set_status(&c, status, err->msg, &e))
+        if (set_status(&c, status, err->msg, &e)) {
             datm_warn("%s (the status %s could not be recorded)", e.msg, status);
-        datm_log(DATM_LOG_ERROR, "%s; %s is %s", err->msg, c.part, status);
+            datm_log(DATM_LOG_ERROR, "%s; %s is not COMPLETED", err->msg, c.part);
+        } else {
+            datm_log(DATM_LOG_ERROR, "%s; %s is %s", err->msg, c.part, status);
+        }
         if (c.final_dir[0])
             datm_log(DATM_LOG_ERROR, "%s is as it was (the run meant to replace it is in %s)",
                      c.final_dir, c.dir);

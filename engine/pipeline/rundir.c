@@ -311,3 +311,31 @@ int datm_run_replace_finish(const char *dir, datm_error *err)
     datm_run_lock_release(&lk);
     return rc;
 }
+
+int datm_run_finish_part(const char *dir, datm_error *err)
+{
+    char part[PATH_MAX + 64], final[PATH_MAX + 64], status[32] = "";
+    if (snprintf(part, sizeof part, "%s/%s.part", dir, DATM_RESULT_FILE) >= (int)sizeof part ||
+        snprintf(final, sizeof final, "%s/%s", dir, DATM_RESULT_FILE) >= (int)sizeof final)
+        return 0;
+    struct stat st;
+    if (stat(final, &st) == 0 || stat(part, &st) != 0) return 0;
+    datm_h5 *f = NULL;
+    datm_error e = {0};
+    int ok = datm_h5_open(part, 0, &f, &e) == DATM_OK &&
+             datm_h5_attr_get_str(f, DATM_ATTR_STATUS, status, sizeof status, &e) == DATM_OK;
+    datm_h5_close(&f);
+    if (!ok || strcmp(status, DATM_STATUS_COMPLETED) != 0) return 0;
+    datm_run_lock lk;
+    int rc = datm_run_lock_acquire(dir, &lk, err);
+    if (!rc) rc = datm_h5_verify_file(part, NULL, NULL, err);
+    if (!rc && rename(part, final) != 0)
+        rc = datm_error_set(err, DATM_E_IO, "%s: cannot rename to %s (%s)", part, final,
+                            strerror(errno));
+    datm_run_lock_release(&lk);
+    if (rc) return -rc;
+    datm_fsync_parent(final, &e);
+    datm_warn("%s: the run was COMPLETED but stopped before renaming its result; renamed it "
+              "(its figures and report were not made: datm figures %s)", final, dir);
+    return 1;
+}
