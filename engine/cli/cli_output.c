@@ -125,7 +125,24 @@ int datm_cli_output_dir(const char *cmd, const char *out, const char *const *inp
         }
     }
     struct stat st;
-    if (stat(out, &st) != 0) return DATM_EXIT_OK;   /* created by the command */
+    if (stat(out, &st) != 0) {
+        /* created by the command: its nearest existing ancestor must take it */
+        char anc[PATH_MAX];
+        snprintf(anc, sizeof anc, "%s", ao);
+        for (char *slash; (slash = strrchr(anc, '/')) != NULL;) {
+            if (slash == anc) { anc[1] = '\0'; break; }
+            *slash = '\0';
+            if (stat(anc, &st) == 0) break;
+        }
+        int why = stat(anc, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR
+                : access(anc, W_OK | X_OK) != 0 ? errno : 0;
+        if (why) {
+            fprintf(stderr, "datm %s: %s: cannot create directory in %s (%s)\n", cmd, out, anc,
+                    strerror(why));
+            return DATM_EXIT_FAIL;
+        }
+        return DATM_EXIT_OK;
+    }
     if (!S_ISDIR(st.st_mode)) {
         fprintf(stderr, "datm %s: %s: %s (the output is a directory)\n", cmd, out, strerror(ENOTDIR));
         return DATM_EXIT_FAIL;

@@ -38,13 +38,14 @@ void datm_h5_init(void) { h5_quiet(); }
 /* What HDF5's error stack says: the outermost description (the API function's view), and
  * the system error of a failed read or write ("errno = 28, error message = 'No space left
  * on device'"), wherever it sits in the stack. */
-typedef struct h5_reason { char top[200], sys[200]; } h5_reason;
+typedef struct h5_reason { char top[200], sys[200], deep[200]; } h5_reason;
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     h5_reason *r = data;
     if (!e->desc) return 0;
     if (n == 0 || !r->top[0]) snprintf(r->top, sizeof r->top, "%s", e->desc);
+    else if (e->desc[0]) snprintf(r->deep, sizeof r->deep, "%.150s", e->desc);
     const char *m = strstr(e->desc, "error message = '");
     if (m && !r->sys[0]) {
         m += strlen("error message = '");
@@ -58,10 +59,12 @@ static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
  * errno of the last system call when there is one; never an empty reason. Clears the stack. */
 static void h5_reason_text(char *buf, size_t size, int saved_errno)
 {
-    h5_reason r = {"", ""};
+    h5_reason r = {"", "", ""};
     H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &r);
     H5Eclear2(H5E_DEFAULT);
     if (r.sys[0] && r.top[0]) snprintf(buf, size, " (%s; hdf5: %s)", r.sys, r.top);
+    else if (r.top[0] && r.deep[0] && strcmp(r.deep, r.top) != 0)
+        snprintf(buf, size, " (hdf5: %s: %s)", r.top, r.deep);
     else if (r.top[0]) snprintf(buf, size, " (hdf5: %s)", r.top);
     else if (saved_errno) snprintf(buf, size, " (%s)", strerror(saved_errno));
     else snprintf(buf, size, " (HDF5 gave no reason)");
@@ -75,13 +78,29 @@ static void join_path(char *dst, size_t size, const char *base, const char *name
     else snprintf(dst, size, "%s/%s", base, name);
 }
 
+/* The reason of a failed call, taken at once: the next HDF5 call (closing the dataset) empties
+ * the error stack. h5_fail uses it when set. */
+static _Thread_local char pending[440];
+
+static void h5_capture(void)
+{
+    int saved = errno;
+    h5_reason_text(pending, sizeof pending, saved);
+}
+
 /* Sets err to "FILE:/PATH/NAME: WHAT (reason)" and clears the HDF5 stack. */
 static int h5_fail(datm_error *err, int code, const datm_h5 *g, const char *name,
                    const char *what)
 {
     int saved = errno;
     char reason[440], full[1024];
-    h5_reason_text(reason, sizeof reason, saved);
+    if (pending[0]) {
+        snprintf(reason, sizeof reason, "%s", pending);
+        pending[0] = '\0';
+        H5Eclear2(H5E_DEFAULT);
+    } else {
+        h5_reason_text(reason, sizeof reason, saved);
+    }
     join_path(full, sizeof full, g ? g->path : "", name);
     datm_error_set(err, code, "%s:%s: %s%s", g ? g->file : "?", full, what, reason);
     return code;
@@ -123,10 +142,10 @@ int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
     errno = 0;
     hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     int saved = errno;
+    char reason[440] = "";
+    if (f < 0) h5_reason_text(reason, sizeof reason, saved);
     H5Pclose(fapl);
     if (f < 0) {
-        char reason[440];
-        h5_reason_text(reason, sizeof reason, saved);
         return datm_error_set(err, DATM_E_IO, "%s: cannot create HDF5 file%s", path, reason);
     }
     *out = h5_new(f, 1, path, "/", err);
@@ -149,10 +168,10 @@ int datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err)
     errno = 0;
     hid_t f = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
     int saved = errno;
+    char reason[440] = "";
+    if (f < 0) h5_reason_text(reason, sizeof reason, saved);
     H5Pclose(fapl);
     if (f < 0) {
-        char reason[440];
-        h5_reason_text(reason, sizeof reason, saved);
         return datm_error_set(err, DATM_E_IO, "%s: cannot open HDF5 file%s%s", path,
                               writable ? " for writing" : "", reason);
     }
@@ -204,6 +223,7 @@ int datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_
         hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
         H5Pset_create_intermediate_group(lcpl, 1);
         id = H5Gcreate2(g->id, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        if (id < 0) h5_capture();
         H5Pclose(lcpl);
         if (id < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot create group");
     }
@@ -373,6 +393,7 @@ static hid_t open_for_write(datm_h5 *g, const char *name, hid_t ftype, int rank,
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
     hid_t d = H5Dcreate2(g->id, name, ftype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0) h5_capture();
     H5Pclose(lcpl);
     H5Sclose(space);
     if (d < 0) h5_fail(err, DATM_E_IO, g, name, "cannot create dataset");
@@ -403,6 +424,7 @@ static int write_numeric(datm_h5 *g, const char *name, const void *x, hid_t mtyp
     if (count > 0) {
         if (!x) { H5Dclose(d); return h5_fail(err, DATM_E_INVALID, g, name, "NULL data"); }
         r = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, x);
+        if (r < 0) h5_capture();
     }
     H5Dclose(d);
     if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "write failed");
@@ -457,6 +479,7 @@ int datm_h5_write_strings(datm_h5 *g, const char *name, const char *const *s, in
         if (!tmp) { H5Dclose(d); H5Tclose(t); return h5_fail(err, DATM_E_NOMEM, g, name, "out of memory"); }
         for (int64_t i = 0; i < n; i++) tmp[i] = s[i] ? s[i] : "";
         r = H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, tmp);
+        if (r < 0) h5_capture();
         free(tmp);
     }
     H5Dclose(d);
@@ -519,6 +542,7 @@ static int read_numeric(datm_h5 *g, const char *name, void *x, hid_t mtype, int 
     int64_t count = 1;
     for (int i = 0; i < rank; i++) count *= dims[i];
     herr_t r = count > 0 ? H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) : 0;
+    if (r < 0) h5_capture();
     H5Dclose(d);
     if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "read failed");
     return DATM_OK;
@@ -677,9 +701,11 @@ static int attr_write(datm_h5 *g, const char *name, hid_t ftype, hid_t mtype, co
         return h5_fail(err, DATM_E_IO, g, name, "cannot replace attribute");
     hid_t s = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(g->id, name, ftype, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0) h5_capture();
     H5Sclose(s);
     if (a < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot create attribute");
     herr_t r = H5Awrite(a, mtype, v);
+    if (r < 0) h5_capture();
     H5Aclose(a);
     if (r < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot write attribute");
     return DATM_OK;
