@@ -96,6 +96,13 @@ int datm_cli_load_spec(const datm_cli_spec_args *a, datm_spec *spec)
         ov[n++] = tbuf;
     }
     if (a->out_dir) {
+        if (strlen(a->out_dir) + 16 > sizeof obuf || strchr(a->out_dir, '"') ||
+            strchr(a->out_dir, '\\')) {
+            fprintf(stderr, "datm: -o %.80s...: the directory path is too long (at most %d "
+                            "characters) or holds '\"' or '\\'\n", a->out_dir,
+                    (int)sizeof obuf - 16);
+            return DATM_EXIT_USAGE;
+        }
         snprintf(obuf, sizeof obuf, "output.dir=\"%s\"", a->out_dir);
         ov[n++] = obuf;
     }

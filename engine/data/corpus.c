@@ -2,6 +2,9 @@
  * classes + vocab, cross-checked against each other) and resolving data set names. */
 #include "data/data.h"
 
+#include "data/linereader.h"
+#include "data/strmap.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,29 @@ static int labels_path(const char *dir, const char *split, char *out, size_t n)
         if (file_exists(out)) return 1;
     }
     return 0;
+}
+
+/* A word id stands for one word: a repeated entry (line i and line j the same word) would
+ * split its counts between two ids and show twice among a topic's top words. */
+static int check_unique(const char *path, char *const *words, int64_t n, datm_error *err)
+{
+    datm_strmap m;
+    int rc = datm_strmap_init(&m, err);
+    for (int64_t i = 0; !rc && i < n; i++) {
+        size_t len = strlen(words[i]);
+        int32_t id = datm_strmap_find(&m, words[i], len);
+        if (id >= 0) {
+            char quoted[48];
+            datm_quote_field(words[i], len, quoted);
+            rc = datm_error_set(err, DATM_E_FORMAT, "%s:%lld: '%s' repeats line %lld (a word "
+                                "may have one id only)", path, (long long)i + 1, quoted,
+                                (long long)id + 1);
+        } else if (datm_strmap_intern(&m, words[i], len, err) < 0) {
+            rc = err ? err->code : DATM_E_NOMEM;
+        }
+    }
+    datm_strmap_free(&m);
+    return rc;
 }
 
 int datm_corpus_load(const char *dir, const char *split, datm_corpus *out, datm_error *err)
@@ -64,6 +90,8 @@ int datm_corpus_load(const char *dir, const char *split, datm_corpus *out, datm_
                               (long long)out->X.n_cols);
             goto fail;
         }
+        rc = check_unique(path, out->vocab, out->n_vocab, err);
+        if (rc) goto fail;
     }
     snprintf(path, sizeof path, "%s/classes.txt", dir);
     if (file_exists(path)) {

@@ -177,6 +177,14 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     if (!rc && file_exists(lp) && docword_path(d->dir, "test", p1, sizeof p1) &&
         datm_config_bool(datm_spec_section(spec, DATM_SEC_EVALUATE), "classify")) {
         rc = load_split(d, "test", &d->test, V, err);
+        /* a test class the training set does not have cannot be predicted, and the error rate
+         * would count it only at the end of the run: refused before training */
+        for (int64_t i = 0; !rc && d->test.labels && i < d->test.X.n_rows; i++)
+            if (d->train.n_classes > 0 && d->test.labels[i] >= d->train.n_classes)
+                rc = datm_error_set(err, DATM_E_FORMAT, "%s/test.labels:%lld: class %d, but the "
+                                    "training labels have %d classes (0..%d)", d->dir,
+                                    (long long)i + 1, (int)d->test.labels[i], d->train.n_classes,
+                                    d->train.n_classes - 1);
         if (!rc) d->have_test = 1;
         if (!rc) rc = hash_split(d, "test", err);
     }

@@ -114,11 +114,34 @@ int datm_override_split(const char *arg, char *key, size_t key_size, const char 
     return 1;
 }
 
+/* What is wrong with an override's key path ("a.b.c": names of letters, digits, '_' and '-'
+ * joined by single dots), or NULL. */
+static const char *bad_key_path(const char *path, size_t len)
+{
+    if (len == 0) return "the key path is empty";
+    if (len >= 255) return "the key path is too long";
+    if (path[0] == '.' || path[len - 1] == '.') return "the key path starts or ends with '.'";
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)path[i];
+        if (ch == '.' && path[i + 1] == '.') return "the key path has an empty name ('..')";
+        if (ch != '.' && ch != '_' && ch != '-' && !isalnum(ch))
+            return "a key name holds a character other than letters, digits, '_' and '-'";
+    }
+    return NULL;
+}
+
 static int apply_override(load_ctx *c, datm_ynode *root, const char *arg, const char *src,
                           datm_error *err)
 {
     char key[256];
     const char *value;
+    const char *eqp = strchr(arg, '=');
+    const char *kp = arg[0] == '~' ? arg + 1 : arg;
+    const char *why = bad_key_path(kp, arg[0] == '~' ? strlen(kp) : eqp ? (size_t)(eqp - arg) : strlen(arg));
+    if (why) {
+        add_error(c, src, "%s (an override is key.path=value or ~key.path)", why);
+        return DATM_OK;
+    }
     if (arg[0] == '~') {
         /* ~a.b removes key b of section a (e.g. a key of another variant) */
         snprintf(key, sizeof key, "%s", arg + 1);
