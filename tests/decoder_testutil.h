@@ -1,5 +1,5 @@
 /* tests/decoder_testutil.h: small helpers shared by the decoder tests (random count
- * matrices, random theta, check macros). Header-only; every function is static. */
+ * matrices, random theta, MUST; CHECK comes from test_check.h). Header-only; every function is static. */
 #ifndef DATM_DECODER_TESTUTIL_H
 #define DATM_DECODER_TESTUTIL_H
 
@@ -11,18 +11,8 @@
 #include "data/csr.h"
 #include "decoder/decoder.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
-static int g_fail = 0;   /* failures so far; only the first 20 are printed */
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            if (g_fail++ < 20) {                                             \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);         \
-                fprintf(stderr, __VA_ARGS__);                                \
-                fprintf(stderr, "\n");                                       \
-            }                                                                \
-        }                                                                    \
-    } while (0)
 #define MUST(expr)                                                           \
     do {                                                                     \
         datm_error e_;                                                       \

@@ -6,9 +6,8 @@
 #include <stdio.h>
 
 #include "eval/classify.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 #define NEAR(a, b) CHECK(fabs((a) - (b)) < 1e-12)
 
 int main(void)

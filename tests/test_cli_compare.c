@@ -19,9 +19,8 @@
 #include <unistd.h>
 
 #include "result_fixture.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static const char *bin;
 static char root[256];
@@ -84,7 +83,7 @@ static void test_compare(void)
     CHECK(strstr(out, "| perplexity | 800 | 760 (-40, -5%) |") != NULL);
     CHECK(strstr(out, "| train_s | 10 | 12.5 (+2.5, +25%) |") != NULL);
     CHECK(strstr(out, "| error_rate | 0.25 | - |") != NULL);
-    if (failures) fprintf(stderr, "%s", out);
+    if (fails) fprintf(stderr, "%s", out);
 
     CHECK(datm("compare run_a run_b --all") == 0 && strstr(out, "| train.epochs | 3 | 3 |"));
 
@@ -164,7 +163,7 @@ static void test_compare_bars(void)
     CHECK(dat && strstr(dat, "\"model.hidden = 32\" \"model.hidden = 64\""));
     CHECK(dat && strstr(dat, "\"[16]\" 0.25 0.20999999999999999\n"));
     CHECK(dat && strstr(dat, "\"[16, 8]\" 0.22 0.17999999999999999\n"));
-    if (dat && failures) fprintf(stderr, "%s", dat);
+    if (dat && fails) fprintf(stderr, "%s", dat);
     free(dat);
 }
 
@@ -286,8 +285,8 @@ int main(void)
     test_check_metrics();
     test_topics_and_figures();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (!failures && !getenv("DATM_TEST_KEEP") && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", root);
-    if (failures) { fprintf(stderr, "%d check(s) failed (files in %s)\n", failures, root); return 1; }
+    if (!fails && !getenv("DATM_TEST_KEEP") && system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", root);
+    if (fails) { fprintf(stderr, "%d check(s) failed (files in %s)\n", fails, root); return 1; }
     printf("test_cli_compare: ok\n");
     return 0;
 }

@@ -20,9 +20,8 @@
 #include "data/corpus_build.h"
 #include "data/data.h"
 #include "data/tokenize.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL " __VA_ARGS__); printf("\n"); failures++; } } while (0)
 static char tmp[64];
 
 static void put(const char *rel, const char *text)
@@ -114,7 +113,7 @@ static void test_dir(void)
           (long long)st.n_vocab, st.n_classes);
     datm_corpus c;
     CHECK(datm_corpus_load(o.out_dir, "train", &c, &err) == 0, "load: %s", err.msg);
-    if (failures) return;
+    if (fails) return;
     static const char *const vocab[] = {"game", "team", "vote", "election", "caf\xc3\xa9", "count", "long", "played", "score", "won"};
     for (int v = 0; v < 10; v++) CHECK(!strcmp(c.vocab[v], vocab[v]), "vocab[%d] = %s, want %s", v, c.vocab[v], vocab[v]);
     CHECK(count_of(&c, 0, "vote") == 2 && count_of(&c, 0, "election") == 1 && count_of(&c, 0, "count") == 1 &&
@@ -193,7 +192,7 @@ static void test_chunks_lines(void)
     CHECK(datm_corpus_build(&o, &st, &err) == 0, "chunk build: %s", err.msg);
     datm_corpus c;
     CHECK(datm_corpus_load(o.out_dir, "train", &c, &err) == 0, "load: %s", err.msg);
-    if (c.X.n_rows != 5) { printf("FAIL chunk docs %lld\n", (long long)c.X.n_rows); failures++; datm_corpus_free(&c); return; }
+    if (c.X.n_rows != 5) { printf("FAIL chunk docs %lld\n", (long long)c.X.n_rows); fails++; datm_corpus_free(&c); return; }
     const double len[5] = {4, 5, 4, 4, 3};
     for (int d = 0; d < 5; d++) CHECK(datm_csr_row_total(&c.X, d) == len[d], "chunk %d has %g tokens", d, datm_csr_row_total(&c.X, d));
     CHECK(count_of(&c, 1, "ii") == 1 && count_of(&c, 4, "kk") == 1, "chunk contents");
@@ -235,7 +234,7 @@ static void test_brown(void)
     CHECK(st.n_untagged_tokens == 1, "untagged %lld", (long long)st.n_untagged_tokens);
     datm_corpus c;
     CHECK(datm_corpus_load(o.out_dir, "train", &c, &err) == 0, "load: %s", err.msg);
-    if (failures) return;
+    if (fails) return;
     /* ca01: jury friday atlanta election (the, said: stop words; "s" too short; tags gone)
      * cb01: term end presentments notag ("1/2" has no letters) */
     CHECK(c.X.n_rows == 2 && c.n_vocab == 8, "brown D %lld V %lld", (long long)c.X.n_rows, (long long)c.n_vocab);
@@ -285,7 +284,7 @@ static void test_split(void)
           (long long)st.n_vocab, (long long)st.oov_tokens_test);
     datm_corpus te;
     CHECK(datm_corpus_load(o.out_dir, "test", &te, &err) == 0, "load test: %s", err.msg);
-    if (failures) return;
+    if (fails) return;
     int per[2] = {0, 0};
     for (int64_t d = 0; d < te.X.n_rows; d++) per[te.labels[d]]++;
     CHECK(per[0] == 25 && per[1] == 25, "stratified: test classes %d %d", per[0], per[1]);
@@ -338,7 +337,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     if (system(cmd) != 0) printf("warning: could not remove %s\n", tmp);
     free_paths();
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

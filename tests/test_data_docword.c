@@ -13,9 +13,8 @@
 #include <unistd.h>
 
 #include "data/data.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL " __VA_ARGS__); printf("\n"); failures++; } } while (0)
 
 static void write_text(const char *path, const char *text)
 {
@@ -153,7 +152,7 @@ int main(void)
     datm_csr_free(&a);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) printf("warning: could not remove %s\n", dir);
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

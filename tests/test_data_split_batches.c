@@ -23,9 +23,8 @@
 #include <string.h>
 
 #include "data/data.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL " __VA_ARGS__); printf("\n"); failures++; } } while (0)
 
 /* N docs; doc n has (n % 9) distinct words with counts 1 + (n*j) % 6 (some empty docs). */
 static datm_csr make_counts(int64_t N, int64_t V)
@@ -231,7 +230,7 @@ int main(void)
 {
     test_split();
     test_batches();
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

@@ -261,6 +261,6 @@ int main(void)
     test_crt_mean();
     test_expected();
     test_threads();
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

@@ -75,8 +75,8 @@ int main(void)
             run_case(3, Ka, (datm_aug_mode)mode, threads, 40.0);
             run_case(3, Kd, (datm_aug_mode)mode, threads, 40.0);
         }
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (fails) {
+        fprintf(stderr, "%d check(s) failed\n", fails);
         return 1;
     }
     printf("augment: AVX2 and portable paths identical in every case\n");

@@ -227,6 +227,6 @@ int main(void)
     test_cp_finite();
     test_threads();
     test_globals();
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

@@ -23,17 +23,8 @@
 #include "pipeline/config.h"
 #include "pipeline/model.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fprintf(stderr, "\n");                                                \
-            g_fail = 1;                                                           \
-        }                                                                         \
-    } while (0)
 #define MUST(expr)                                                                \
     do {                                                                          \
         if ((expr) != DATM_OK) {                                                  \
@@ -286,6 +277,6 @@ int main(void)
     datm_csr_free(&test);
     datm_csr_free(&obs);
     datm_csr_free(&ho);
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

@@ -248,6 +248,6 @@ int main(void)
     test_m_anneal();
     test_stationary();
     test_threads();
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

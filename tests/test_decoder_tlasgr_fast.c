@@ -165,6 +165,6 @@ int main(void)
     };
     for (size_t i = 0; i < DATM_COUNTOF(cases); i++) run_case(&cases[i]);
     timing();
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

@@ -98,8 +98,8 @@ int main(void)
             run_case(2, K2, 0, (datm_aug_mode)mode, threads);
             run_case(1, K2, 1, (datm_aug_mode)mode, threads);
         }
-    if (g_fail) {
-        fprintf(stderr, "%d check(s) failed\n", g_fail);
+    if (fails) {
+        fprintf(stderr, "%d check(s) failed\n", fails);
         return 1;
     }
     printf("tlasgr fused reduction: identical to reduce-then-step in every case\n");

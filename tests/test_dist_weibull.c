@@ -17,13 +17,8 @@
 #include "dist/weibull.h"
 #include "math/math.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 /* KL by quadrature over s = ln t. */
 static double kl_quad(double k, double lam, double alpha, double beta)
@@ -233,7 +228,7 @@ int main(void)
         CHECK(bad == 0, "%d non-finite values at the bounds", bad);
         CHECK(mism == 0, "%d f32/f64 mismatches", mism);
     }
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

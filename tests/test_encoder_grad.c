@@ -15,13 +15,8 @@
 #include <string.h>
 
 #include "encoder/encoder.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 enum { V = 30, B = 5 };
 
@@ -92,7 +87,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
     datm_rng rng;
     datm_rng_init(&rng, seed, DATM_STREAM_TEST, 0);
     datm_encoder *e = NULL;
-    if (datm_encoder_create(o, seed, &e, &err)) { printf("%s\n", err.msg); failures++; return; }
+    if (datm_encoder_create(o, seed, &e, &err)) { printf("%s\n", err.msg); fails++; return; }
     const int L = e->L;
     /* random non-zero biases so every term of the gradient is exercised */
     for (int i = 0; i < e->params.n_views; i++)
@@ -321,7 +316,7 @@ int main(void)
     o.n_layers = 1; o.n_vocab = V; o.k[1] = 8;
     run_config("one layer, 8", &o, 0, 0, 4);
 
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

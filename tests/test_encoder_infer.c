@@ -10,13 +10,8 @@
 #include <string.h>
 
 #include "encoder/encoder.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 enum { V = 2000, B = 200, N = 1100, L = 3 };
 
@@ -161,7 +156,7 @@ int main(void)
     datm_encoder_ws_destroy(&ws);
     datm_encoder_destroy(&e);
     datm_csr_free(&X);
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

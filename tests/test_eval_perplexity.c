@@ -11,17 +11,8 @@
 
 #include "eval/perplexity.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                          \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fprintf(stderr, "\n");                                                \
-            g_fail = 1;                                                           \
-        }                                                                         \
-    } while (0)
 
 static void dense_to_csr(const float *d, int64_t N, int64_t V, datm_csr *X)
 {
@@ -139,6 +130,6 @@ int main(void)
     datm_csr_free(&Xo);
     datm_csr_free(&Xh);
     free(obs); free(ho); free(phi); free(rate); free(norm); free(theta);
-    printf(g_fail ? "FAILED\n" : "ok\n");
-    return g_fail;
+    printf(fails ? "FAILED\n" : "ok\n");
+    return fails ? 1 : 0;
 }

@@ -15,10 +15,9 @@
 
 #include "eval/coherence.h"
 #include "eval/topics.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
-#define NEAR(a, b, tol) do { double a_ = (a), b_ = (b); if (!(fabs(a_ - b_) <= (tol))) { fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); failures++; } } while (0)
+#define NEAR(a, b, tol) do { double a_ = (a), b_ = (b); if (!(fabs(a_ - b_) <= (tol))) { fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); fails++; } } while (0)
 
 static uint64_t rng_state = 88172645463325252ULL;
 static double unif(void)
@@ -294,7 +293,7 @@ int main(void)
     test_top();
     test_npmi_hand();
     test_npmi_random();
-    if (failures) { fprintf(stderr, "%d check(s) failed\n", failures); return 1; }
+    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
     printf("test_eval_topics: ok\n");
     return 0;
 }

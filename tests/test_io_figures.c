@@ -15,9 +15,8 @@
 
 #include "io/figures.h"
 #include "result_fixture.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static int has(const char *dir, const char *name, const char *ext)
 {
@@ -171,9 +170,9 @@ int main(void)
     CHECK(datm_result_open(root, 0, &h, &err) == DATM_E_IO && strstr(err.msg, root));
 
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-    if (!failures && !getenv("DATM_TEST_KEEP") && system(cmd) != 0)
+    if (!fails && !getenv("DATM_TEST_KEEP") && system(cmd) != 0)
         fprintf(stderr, "cannot remove %s\n", root);
-    if (failures) { fprintf(stderr, "%d check(s) failed (files kept in %s)\n", failures, root); return 1; }
+    if (fails) { fprintf(stderr, "%d check(s) failed (files kept in %s)\n", fails, root); return 1; }
     printf("test_io_figures: ok\n");
     return 0;
 }

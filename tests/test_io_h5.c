@@ -10,10 +10,9 @@
 #include <unistd.h>
 
 #include "io/h5.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
-#define OK(call) do { if ((call) != 0) { fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err.msg); failures++; } } while (0)
+#define OK(call) do { if ((call) != 0) { fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err.msg); fails++; } } while (0)
 
 int main(void)
 {
@@ -194,7 +193,7 @@ int main(void)
     }
     remove(path);
     free(big);
-    if (failures) { fprintf(stderr, "%d check(s) failed\n", failures); return 1; }
+    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
     printf("test_io_h5: ok\n");
     return 0;
 }

@@ -7,9 +7,8 @@
 #include <string.h>
 
 #include "io/yaml_flat.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static int is(const datm_flat *f, const char *k, const char *v)
 {
@@ -60,7 +59,7 @@ int main(void)
     CHECK(strstr(err.msg, "seq.yaml:1: the document is not a mapping") != NULL);
     CHECK(datm_yaml_flatten_file("/nonexistent/x.yaml", &f, &err) == DATM_E_IO);
     CHECK(strstr(err.msg, "/nonexistent/x.yaml") != NULL);
-    if (failures) { fprintf(stderr, "%d check(s) failed\n", failures); return 1; }
+    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
     printf("test_io_yaml_flat: ok\n");
     return 0;
 }

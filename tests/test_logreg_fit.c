@@ -18,9 +18,8 @@
 
 #include "eval/logreg.h"
 #include "nn/mlp_head.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 /* splitmix64 + Box-Muller: the test's own generator, independent of the engine's */
 static uint64_t rs = 12345;

@@ -15,11 +15,10 @@
 #include "core/core.h"
 #include "math/math.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
 extern int datm_sgemm_small_force_blas;
 extern int datm_sgemm_small_force_avx2;
-static int fails = 0;
-#define CHECK(c, ...) do { if (!(c)) { if (fails++ < 20) { printf("FAIL: " __VA_ARGS__); printf("\n"); } } } while (0)
 
 static void fill(float *x, int64_t n, datm_rng *r)
 {

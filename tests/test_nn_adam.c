@@ -9,13 +9,8 @@
 #include <string.h>
 
 #include "nn/nn.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 static double quad(void *ctx, const double *x, double *g)
 {
@@ -129,7 +124,7 @@ int main(void)
           (long long)r.worst, r.max_rel_err);
     CHECK(xq[0] == 0.5 && xq[1] == -1.2 && xq[2] == 0.8, "x not restored");
 
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

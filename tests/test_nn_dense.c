@@ -11,13 +11,8 @@
 #include <string.h>
 
 #include "nn/nn.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 enum { B = 5, NI = 7, NO = 4, V = 12 };
 
@@ -217,7 +212,7 @@ int main(void)
     /* a head's output layer with 15 classes (N % 8 != 0: BLAS, whose bits depend on its
      * thread count unless it is given one thread) */
     check_split(200, 256, 15);
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

@@ -11,13 +11,8 @@
 #include "math/math.h"
 #include "nn/nn.h"
 #include "nn/vmath.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 typedef float (*ffn)(float);
 typedef double (*dfn)(double);
@@ -87,7 +82,7 @@ int main(void)
     CHECK(isfinite(big) && big > 1e38f, "exp(1000) = %g", big);
     CHECK(tiny >= 0 && tiny < 2e-38f, "exp(-1000) = %g", tiny);
     CHECK(isfinite(inf_arg), "exp(inf) = %g", inf_arg);
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }

@@ -10,12 +10,8 @@
 #include <string.h>
 
 #include "pipeline/pipeline.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); fails++; } \
-    } while (0)
 
 /* A fake variant with one key of every type, so the test does not depend on real models. */
 static const datm_param_schema toy_schema[] = {

@@ -19,12 +19,8 @@
 #include "io/results_layout.h"
 #include "pipeline/pipeline.h"
 #include "pipeline_testutil.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(c)                                                                   \
-    do {                                                                           \
-        if (!(c)) { fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); fails++; } \
-    } while (0)
 
 static const char *SPEC =
     "name: threads\nseed: 4\ndata:\n  dataset: digits\nmodel:\n  variant: sdatm-n\n"

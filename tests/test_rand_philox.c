@@ -412,6 +412,6 @@ int main(void)
     test_uniform_fill_double();
     test_below_shuffle();
     test_openmp();
-    printf(g_fail ? "FAILED: %d checks\n" : "all checks passed\n", g_fail);
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED: %d checks\n" : "all checks passed\n", fails);
+    return fails ? 1 : 0;
 }

@@ -591,6 +591,6 @@ int main(void)
         printf("  [%s: %.2f s]\n", parts[i].name, datm_time_now() - t0);
     }
     free(xbuf);
-    printf(g_fail ? "FAILED: %d checks\n" : "all checks passed\n", g_fail);
-    return g_fail ? 1 : 0;
+    printf(fails ? "FAILED: %d checks\n" : "all checks passed\n", fails);
+    return fails ? 1 : 0;
 }

@@ -10,22 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "test_check.h"
+
 /* z threshold for moment checks: two-sided p ~ 7e-6 per check for a correct sampler. */
 #define STAT_Z 4.5
 /* p-value floor for goodness-of-fit tests. */
 #define STAT_PMIN 1e-4
-
-static int g_fail = 0;
-
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            g_fail++;                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                      \
-            printf(__VA_ARGS__);                                             \
-            printf("\n");                                                    \
-        }                                                                    \
-    } while (0)
 
 static inline double stat_lgamma(double x)
 {

@@ -114,8 +114,8 @@ int main(void)
     double mean[N];
     datm_gamma_mean_f64(N, kd, ld, mean);
     for (int i = 0; i < N; i++) CHECK(mean[i] == kd[i] * ld[i], "mean %d", i);
-    if (g_fail) {
-        printf("%d check(s) failed\n", g_fail);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all gamma-gamma KL checks passed\n");

@@ -144,8 +144,8 @@ int main(void)
             check_case(&c2, boosts[j], s++);
         }
     }
-    if (g_fail) {
-        printf("%d check(s) failed\n", g_fail);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all RSVI gradient checks passed\n");

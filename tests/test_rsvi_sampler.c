@@ -127,8 +127,8 @@ int main(void)
             check_moments(alphas[i], boosts[j], 1.0, s++);
     check_moments(0.3, 4, 2.5, s++);   /* the scale */
     check_kernels();
-    if (g_fail) {
-        printf("%d check(s) failed\n", g_fail);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all RSVI sampler checks passed\n");

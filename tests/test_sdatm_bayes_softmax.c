@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include "nn/bayes_softmax.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 static uint64_t rs = 777;
 static double unif(void)

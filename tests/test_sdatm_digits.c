@@ -23,9 +23,8 @@
 #include "io/h5.h"
 #include "pipeline/pipeline.h"
 #include "sdatm_testrun.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 static const char *SPEC =
     "name: t\nseed: 3\ndata:\n  dataset: digits\nmodel:\n  variant: %s\n  layers: [32, 16]\n"

@@ -19,9 +19,8 @@
 #include "encoder/encoder.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 enum { V = 24, B = 6, C = 3 };
 

@@ -14,9 +14,8 @@
 
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 static uint64_t rs = 4242;
 static double unif(void)

@@ -16,9 +16,8 @@
 #include <string.h>
 
 #include "encoder/encoder.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 enum { V = 20, B = 4, K = 4, M = 6000 };
 

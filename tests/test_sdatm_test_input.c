@@ -19,9 +19,8 @@
 
 #include "io/h5.h"
 #include "sdatm_testrun.h"
+#include "test_check.h"
 
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
 
 enum { B = 50, EPOCHS = 12 };
 static const char *SPEC =

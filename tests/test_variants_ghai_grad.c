@@ -17,17 +17,8 @@
 #include "../models/ghai.h"
 #include "dist/gamma_rsvi.h"
 #include "encoder/encoder.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 enum { V = 20, B = 4 };
 
@@ -107,7 +98,7 @@ static void run(const char *name, int L, const int64_t *K, int downward, int boo
     datm_encoder *e = NULL;
     if (datm_encoder_create(&o, seed, &e, &err)) {
         printf("%s\n", err.msg);
-        failures++;
+        fails++;
         return;
     }
     const int nd = o.family->noise_dim;
@@ -284,8 +275,8 @@ int main(void)
     run("ghai 3 layers, downward, B=4", 3, K3, 1, 4, 1);
     run("ghai 2 layers, no downward, B=1", 2, K2, 0, 1, 3);
     check_sample_mean();
-    if (failures) {
-        printf("%d check(s) failed\n", failures);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all GHAI encoder checks passed\n");

@@ -14,17 +14,8 @@
 
 #include "decoder/softmax_topics.h"
 #include "encoder/encoder.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                    \
-            printf(__VA_ARGS__);                                                           \
-            printf("\n");                                                                  \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 enum { V = 20, B = 4 };
 
@@ -184,8 +175,8 @@ int main(void)
         CHECK(worst < 1e-9, "encoder d loss / d beta differs from the loglik gradient (%.3g)", worst);
         teardown(&c, &X);
     }
-    if (failures) {
-        printf("%d check(s) failed\n", failures);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all WAI gradient checks passed\n");

@@ -19,17 +19,8 @@
 #include "decoder/softmax_topics.h"
 #include "nn/nn.h"
 #include "rand/rand.h"
+#include "test_check.h"
 
-static int g_fail = 0;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            g_fail++;                                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n");                                                  \
-        }                                                                  \
-    } while (0)
 
 enum { V = 12, K = 4, N = 7 };
 
@@ -240,8 +231,8 @@ int main(void)
         datm_csr_free(&Y);
     }
     datm_csr_free(&X);
-    if (g_fail) {
-        printf("%d check(s) failed\n", g_fail);
+    if (fails) {
+        printf("%d check(s) failed\n", fails);
         return 1;
     }
     printf("all softmax-topic checks passed\n");

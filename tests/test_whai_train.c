@@ -21,13 +21,8 @@
 #include "pipeline/config.h"
 #include "pipeline/model.h"
 #include "../models/whai.h"
+#include "test_check.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__);      \
-                       printf("\n"); failures++; }                                          \
-    } while (0)
 
 typedef struct { datm_corpus train; datm_csr obs, held; } data_t;
 
@@ -192,7 +187,7 @@ int main(void)
     datm_corpus_free(&test);
     datm_csr_free(&d.obs);
     datm_csr_free(&d.held);
-    if (failures) { printf("%d failures\n", failures); return 1; }
+    if (fails) { printf("%d failures\n", fails); return 1; }
     printf("ok\n");
     return 0;
 }
