@@ -12,7 +12,7 @@ set -u
 DATM=${DATM_BIN:-build/datm}
 [ -x "$DATM" ] || { echo "skip: $DATM not built"; exit 77; }
 fail=0
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 core() { "$@" --version | sed -n 's/^BLAS: .* \([A-Za-z0-9]*\) MAX_THREADS=.*/\1/p'; }
 
 v=$("$DATM" --version)

@@ -19,7 +19,7 @@ if ! bash "$SRC/tests/brown_heldout.sh" "$DATA" 2> "$T/bh.txt"; then
   echo "skipped: $(cat "$T/bh.txt")"; rm -rf "$T"; exit 77
 fi
 fails=0
-check() { if ! eval "$1"; then echo "FAIL: $1"; fails=$((fails + 1)); fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 
 cd "$SRC" || exit 1
 "$BIN" run experiments/quick/unigram.yaml data.dataset="$DATA" -o "$T/a05" --quiet > "$T/run1.txt" 2>&1

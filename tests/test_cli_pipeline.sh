@@ -25,7 +25,7 @@ trap 'rm -rf "$T"' EXIT
 BH=$T/brown_heldout
 bash "$SRC/tests/brown_heldout.sh" "$BH" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
 fail=0
-check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 
 # --- run -> HDF5 -> figures -> check-metrics ---
 $DATM run "$SRC/experiments/quick/ci.yaml" data.dataset="$BH" evaluate.burnin=0 -o "$T/run" --quiet 2> "$T/quiet_err.txt"

@@ -36,7 +36,6 @@ output:
   figures: false
 YAML
 fail=0
-check() { if eval "$1"; then :; else echo "FAIL: $2"; fail=1; fi; }
 vals() { h5dump -m %.17g -d /metrics/perplexity -d /metrics/perplexity_observed -d /curves/perplexity \
                 -d /curves/loss -d /model/phi_1 "$1" | grep -v '^HDF5'; }
 nice -n 5 $DATM run "$T/dg.yaml" -o "$T/A" --quiet || { echo "FAIL: uninterrupted run"; exit 1; }

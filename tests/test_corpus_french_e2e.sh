@@ -17,7 +17,7 @@ datm=${DATM_BIN:-$src/build/datm}
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_french_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 
 cuisine="fromage crème café pâtisserie boulangère gâteau farine beurre sucre chocolat crêpe omelette fraîche soupe légumes épices cuisinière recette goûter dîner déjeuner baguette confiture pâte"
 sport="équipe joueur entraîneur match stade ballon championnat victoire défaite arbitre coupe tournoi gardien attaquant défenseur saison supporters vélo course médaille athlète piscine entraînement"

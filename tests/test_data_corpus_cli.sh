@@ -8,7 +8,7 @@ set -u
 datm="${DATM_BIN:-build/datm}"
 [ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
 fail=0
-check() { if ! eval "$1"; then echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 tmp=$(mktemp -d /tmp/datm_test_corpus_cli_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -21,16 +21,15 @@ T=$(mktemp -d /tmp/datm_dlda_brown_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 bash "$SRC/tests/brown_heldout.sh" "$T/bh" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
 fail=0
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
-scalar() { h5dump -m %.17g -d "$2" "$1" 2>/dev/null | awk '/\(0\):/ {print $2; exit}'; }
+. "$(dirname "$0")/testlib.sh"   # check
 UNIGRAM=$(awk '/^  perplexity:/ {on = 1} on && /value:/ {print $2; exit}' "$SRC/results/baselines/brown-unigram.yaml")
 COMMON="data.dataset=$T/bh train.eval_docs=200 train.eval_samples=2 evaluate.classify=false
         output.figures=false output.report=false output.topics=false model.test_burnin=20"
 
 metrics_ok() {   # run_dir name
     local p o
-    p=$(scalar "$1/result.h5" /metrics/perplexity)
-    o=$(scalar "$1/result.h5" /metrics/perplexity_observed)
+    p=$(h5_scalar "$1/result.h5" /metrics/perplexity)
+    o=$(h5_scalar "$1/result.h5" /metrics/perplexity_observed)
     echo "$2: perplexity $p, perplexity_observed $o"
     check 'awk -v p="$p" -v o="$o" "BEGIN{exit !(p > 1 && p < 1e9 && o > 1 && o < 1e9)}"' \
         "$2: perplexities finite"

@@ -20,7 +20,7 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_report_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 
 browse() {   # browse PROFILE ARGS... : headless Chromium, no network, fresh profile
   local prof=$tmp/$1; shift

@@ -23,7 +23,7 @@ fi
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_topics_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 
 cat > "$tmp/spec.yaml" <<YAML
 name: topics-cli-test

@@ -21,7 +21,7 @@ T=$(mktemp -d /tmp/datm_variants_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 bash "$SRC/tests/brown_heldout.sh" "$T/bh" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
 fail=0
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+. "$(dirname "$0")/testlib.sh"   # check
 SPEC=$SRC/experiments/20news/whai_128-64-32.yaml
 # the WHAI spec's Gibbs-fed augmentation and input thinning are off: the variants are
 # smoke-tested on the paper's Algorithm 1 (wai rejects the keys; test_whai_aug_refine covers them)
@@ -30,7 +30,6 @@ SMALL="data.dataset=$T/bh model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 model
        train.batch_size=100 train.eval_every=6 train.eval_docs=100 train.eval_samples=2
        evaluate.samples=5 evaluate.classify=false output.figures=false output.report=false
        output.topics=false"
-scalar() { h5dump -m %.17g -d "$2" "$1" 2>/dev/null | awk '/\(0\):/ {print $2; exit}'; }
 
 for v in wai iwhai ghai layerwise; do
     extra=""
@@ -38,7 +37,7 @@ for v in wai iwhai ghai layerwise; do
     [ $v = ghai ] && extra="model.lambda_is_mean=false"   # the spec's mean parameterisation is Weibull only
     $DATM run "$SPEC" model.variant=$v $SMALL $extra -o "$T/$v" --quiet
     check '[ -f "$T/$v/result.h5" ]' "$v: run completed"
-    p=$(scalar "$T/$v/result.h5" /metrics/perplexity)
+    p=$(h5_scalar "$T/$v/result.h5" /metrics/perplexity)
     check 'awk -v p="$p" "BEGIN{exit !(p > 1 && p < 5000)}"' "$v: perplexity $p finite and < V"
 done
 

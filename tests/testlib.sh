@@ -2,8 +2,9 @@
 # set (sourced, not a test itself):
 #   . "$(dirname "$0")/testlib.sh"
 #   datm_test_init NAME DATASET     # exits 77 (skip) without the binary, the data or h5dump
-#   check 'COND' 'what it means'   # prints ok / FAIL, a failure sets fail=1
+#   check 'COND' 'what it means'   # prints ok / FAIL, a failure sets fail=1 and counts in fails
 #   ...; exit $fail
+# Tests that find their binary and data themselves source it for check and h5_scalar alone.
 # Sets datm (the binary, $DATM_BIN or build/datm), data (the directory that holds DATASET,
 # found by datm_data_dir) and tmp (a scratch directory removed on exit).
 
@@ -30,4 +31,19 @@ datm_test_init() {
     tmp=$(mktemp -d "/tmp/datm_test_$1_XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
 }
-check() { if eval "$1"; then echo "ok: $2"; else echo "FAIL: $2"; fail=1; fi; }
+
+# check 'COND' ['what it means']: evaluates COND (a shell condition, so $? is the status of the
+# command before the check); prints "ok: MEANING" or "FAIL: MEANING" (COND when no meaning is
+# given). A failure sets fail=1 and adds one to fails; the test ends with exit $fail.
+check() {
+    if eval "$1"; then
+        echo "ok: ${2:-$1}"
+    else
+        echo "FAIL: ${2:-$1}"
+        fail=1
+        fails=$((${fails:-0} + 1))
+    fi
+}
+
+# h5_scalar FILE DATASET: the first value of DATASET in FILE (%.17g), empty when absent.
+h5_scalar() { h5dump -m %.17g -d "$2" "$1" 2>/dev/null | awk '/\(0\):/ {print $2; exit}'; }
