@@ -337,7 +337,5 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
     if (system(cmd) != 0) printf("warning: could not remove %s\n", tmp);
     free_paths();
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

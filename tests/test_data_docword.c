@@ -152,7 +152,5 @@ int main(void)
     datm_csr_free(&a);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) printf("warning: could not remove %s\n", dir);
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

@@ -230,7 +230,5 @@ int main(void)
 {
     test_split();
     test_batches();
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

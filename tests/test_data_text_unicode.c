@@ -295,7 +295,5 @@ int main(void)
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", root);
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_data_text_unicode: ok\n");
-    return 0;
+    return check_result();
 }

@@ -228,7 +228,5 @@ int main(void)
         CHECK(bad == 0, "%d non-finite values at the bounds", bad);
         CHECK(mism == 0, "%d f32/f64 mismatches", mism);
     }
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

@@ -156,7 +156,5 @@ int main(void)
     datm_encoder_ws_destroy(&ws);
     datm_encoder_destroy(&e);
     datm_csr_free(&X);
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

@@ -329,7 +329,5 @@ int main(void)
     test_windows();
     test_gensim();
     test_driver();
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_eval_coherence: ok\n");
-    return 0;
+    return check_result();
 }

@@ -15,7 +15,6 @@
 #include "eval/topic_diag.h"
 #include "test_check.h"
 
-#define NEAR(a, b, tol) CHECK(fabs((a) - (b)) <= (tol), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
 
 static void test_usage_hand(void)
 {
@@ -34,13 +33,13 @@ static void test_usage_hand(void)
     datm_error err = {0};
     CHECK(datm_topic_usage(&X, 2, phi, k, th, tok, mass, &err) == 0, "%s", err.msg);
     /* d0 word0 -> topic 0 (2 tokens); d0 word1 splits 0.5/0.5; d1 word2 -> topic 1 (3) */
-    NEAR(t1[0], 2.5 / 6, 1e-12);
-    NEAR(t1[1], 3.5 / 6, 1e-12);
-    NEAR(m1[0], 1.0 / 4, 1e-12);
-    NEAR(m1[1], 3.0 / 4, 1e-12);
+    CHECK_NEAR(t1[0], 2.5 / 6, 1e-12);
+    CHECK_NEAR(t1[1], 3.5 / 6, 1e-12);
+    CHECK_NEAR(m1[0], 1.0 / 4, 1e-12);
+    CHECK_NEAR(m1[1], 3.0 / 4, 1e-12);
     /* layer 2: d1 has theta(2) = 0, so its tokens are explained by no topic and skipped */
-    NEAR(t2[0], 1.0, 1e-12);
-    NEAR(m2[0], 1.0, 1e-12);
+    CHECK_NEAR(t2[0], 1.0, 1e-12);
+    CHECK_NEAR(m2[0], 1.0, 1e-12);
     /* a vocabulary mismatch is an error */
     datm_csr Y = X;
     Y.n_cols = 4;
@@ -88,7 +87,7 @@ static void test_usage_threads(void)
               "topic %d: %.17g vs %.17g with 1 and 2 threads", j, a[j], b[j]);
         s += a[j];
     }
-    NEAR(s, 1.0, 1e-12);
+    CHECK_NEAR(s, 1.0, 1e-12);
     free(rp); free(col); free(val); free(phi); free(th);
 }
 
@@ -101,8 +100,8 @@ static void test_flags_nearest_kl(void)
     datm_error err = {0};
     CHECK(datm_topics_nearest(proj, 3, 3, nn, cs, &err) == 0, "%s", err.msg);
     CHECK(nn[0] == 1 && nn[1] == 0 && nn[2] == 0, "nearest %d %d %d", nn[0], nn[1], nn[2]);
-    NEAR(cs[0], 1 / sqrt(2.0), 1e-7);
-    NEAR(cs[2], 0.0, 0);
+    CHECK_NEAR(cs[0], 1 / sqrt(2.0), 1e-7);
+    CHECK_NEAR(cs[2], 0.0, 0);
     CHECK(datm_topics_nearest(proj, 3, 1, nn, cs, &err) == 0 && nn[0] == -1 && isnan(cs[0]), "K=1");
 
     /* a topic set: Phi(1) = proj columns (renormalised), one layer */
@@ -124,8 +123,8 @@ static void test_flags_nearest_kl(void)
     /* KL: counts (1, 2, 0) -> p = (1.5, 2.5, 0.5) / 4.5; topic 1 = (0.5, 0.5, 0) */
     const double counts[3] = {1, 2, 0};
     CHECK(datm_topic_set_corpus_kl(&ts, 1, ph, k, counts, &err) == 0, "%s", err.msg);
-    NEAR(ts.layer[0].corpus_kl[1], 0.5 * log(0.5 / (1.5 / 4.5)) + 0.5 * log(0.5 / (2.5 / 4.5)), 1e-7);
-    NEAR(ts.layer[0].corpus_kl[2], log(1 / (0.5 / 4.5)), 1e-7);
+    CHECK_NEAR(ts.layer[0].corpus_kl[1], 0.5 * log(0.5 / (1.5 / 4.5)) + 0.5 * log(0.5 / (2.5 / 4.5)), 1e-7);
+    CHECK_NEAR(ts.layer[0].corpus_kl[2], log(1 / (0.5 / 4.5)), 1e-7);
     datm_topic_set_free(&ts);
 }
 
@@ -134,7 +133,5 @@ int main(void)
     test_usage_hand();
     test_usage_threads();
     test_flags_nearest_kl();
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_eval_topic_diag: ok\n");
-    return 0;
+    return check_result();
 }

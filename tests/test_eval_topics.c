@@ -17,7 +17,6 @@
 #include "eval/topics.h"
 #include "test_check.h"
 
-#define NEAR(a, b, tol) do { double a_ = (a), b_ = (b); if (!(fabs(a_ - b_) <= (tol))) { fprintf(stderr, "%s:%d: %s = %.17g, expected %.17g\n", __FILE__, __LINE__, #a, a_, b_); fails++; } } while (0)
 
 static uint64_t rng_state = 88172645463325252ULL;
 static double unif(void)
@@ -67,12 +66,12 @@ static void test_projection(void)
     float out[6];
     CHECK(datm_topics_project(2, phi, k, 2, out, &err) == 0);
     /* column 0: 0.25*col0(p1) + 0.75*col1(p1); column 1: col0(p1) */
-    NEAR(out[0], 0.25 * 0.5 + 0.75 * 0.1, 1e-7);
-    NEAR(out[2], 0.25 * 0.3 + 0.75 * 0.2, 1e-7);
-    NEAR(out[4], 0.25 * 0.2 + 0.75 * 0.7, 1e-7);
-    NEAR(out[1], 0.5, 1e-7);
-    NEAR(out[3], 0.3, 1e-7);
-    NEAR(out[5], 0.2, 1e-7);
+    CHECK_NEAR(out[0], 0.25 * 0.5 + 0.75 * 0.1, 1e-7);
+    CHECK_NEAR(out[2], 0.25 * 0.3 + 0.75 * 0.2, 1e-7);
+    CHECK_NEAR(out[4], 0.25 * 0.2 + 0.75 * 0.7, 1e-7);
+    CHECK_NEAR(out[1], 0.5, 1e-7);
+    CHECK_NEAR(out[3], 0.3, 1e-7);
+    CHECK_NEAR(out[5], 0.2, 1e-7);
     CHECK(datm_topics_project(2, phi, k, 1, out, &err) == 0);
     CHECK(memcmp(out, p1, sizeof p1) == 0);
     CHECK(datm_topics_project(2, phi, k, 3, out, &err) == DATM_E_INVALID);
@@ -97,7 +96,7 @@ static void test_projection(void)
     for (int64_t t = 0; t < K3; t++) {
         double s = 0;
         for (int64_t v = 0; v < V; v++) s += p3[v * K3 + t];
-        NEAR(s, 1.0, 1e-5);   /* float columns on the simplex */
+        CHECK_NEAR(s, 1.0, 1e-5);   /* float columns on the simplex */
     }
 
     /* topic set: links of layer 2 are the top entries of Phi(2) columns */
@@ -184,35 +183,35 @@ static void test_npmi_hand(void)
     const double n01 = log((3.0 / 6) / ((4.0 / 6) * (4.0 / 6))) / -log(3.0 / 6);   /* log(9/8)/log 2 */
     const double n02 = log((3.0 / 6) / ((4.0 / 6) * (3.0 / 6))) / -log(3.0 / 6);   /* log(3/2)/log 2 */
     const double n12 = log((2.0 / 6) / ((4.0 / 6) * (3.0 / 6))) / -log(2.0 / 6);   /* 0 */
-    NEAR(n01, log(9.0 / 8) / log(2.0), 1e-15);
-    NEAR(n12, 0.0, 1e-15);
-    NEAR(datm_npmi_pair(3, 4, 4, 6, DATM_NPMI_EPS), n01, 1e-11);
-    NEAR(datm_npmi_pair(2, 4, 3, 6, DATM_NPMI_EPS), 0.0, 1e-11);
+    CHECK_NEAR(n01, log(9.0 / 8) / log(2.0), 1e-15);
+    CHECK_NEAR(n12, 0.0, 1e-15);
+    CHECK_NEAR(datm_npmi_pair(3, 4, 4, 6, DATM_NPMI_EPS), n01, 1e-11);
+    CHECK_NEAR(datm_npmi_pair(2, 4, 3, 6, DATM_NPMI_EPS), 0.0, 1e-11);
     /* a pair that never co-occurs: log(eps / (P(a)P(b))) / -log(eps) */
-    NEAR(datm_npmi_pair(0, 2, 3, 6, 1e-12), log(1e-12 / (2.0 / 6 * 3.0 / 6)) / -log(1e-12), 1e-12);
+    CHECK_NEAR(datm_npmi_pair(0, 2, 3, 6, 1e-12), log(1e-12 / (2.0 / 6 * 3.0 / 6)) / -log(1e-12), 1e-12);
     CHECK(datm_npmi_pair(0, 2, 3, 6, 1e-12) < -0.9);
-    NEAR(datm_npmi_pair(6, 6, 6, 6, 1e-12), 1.0, 0);     /* in every document */
+    CHECK_NEAR(datm_npmi_pair(6, 6, 6, 6, 1e-12), 1.0, 0);     /* in every document */
     CHECK(isnan(datm_npmi_pair(0, 0, 3, 6, 1e-12)));    /* word in no document */
 
     /* topics (stride 4): t0 = {0, 1, 2}, t1 = {4, 0, 1}: pairs with word 4 are left out */
     const int32_t top[2 * 4] = {0, 1, 2, 3, 4, 0, 1, 2};
     double npmi[2], mean;
     CHECK(datm_npmi_topics(&ix, top, 2, 4, 3, DATM_NPMI_EPS, npmi, &mean, &err) == 0);
-    NEAR(npmi[0], (n01 + n02 + n12) / 3, 1e-11);
-    NEAR(npmi[1], n01, 1e-11);
-    NEAR(mean, ((n01 + n02 + n12) / 3 + n01) / 2, 1e-11);
+    CHECK_NEAR(npmi[0], (n01 + n02 + n12) / 3, 1e-11);
+    CHECK_NEAR(npmi[1], n01, 1e-11);
+    CHECK_NEAR(mean, ((n01 + n02 + n12) / 3 + n01) / 2, 1e-11);
     /* top 4 of t0 adds word 3: D(0,3)=1 D(1,3)=2 D(2,3)=1 */
     const double n03 = log((1.0 / 6) / ((4.0 / 6) * (3.0 / 6))) / -log(1.0 / 6);
     const double n13 = log((2.0 / 6) / ((4.0 / 6) * (3.0 / 6))) / -log(2.0 / 6);
     const double n23 = log((1.0 / 6) / ((3.0 / 6) * (3.0 / 6))) / -log(1.0 / 6);
     CHECK(datm_npmi_topics(&ix, top, 1, 4, 4, DATM_NPMI_EPS, npmi, &mean, &err) == 0);
-    NEAR(npmi[0], (n01 + n02 + n12 + n03 + n13 + n23) / 6, 1e-11);
+    CHECK_NEAR(npmi[0], (n01 + n02 + n12 + n03 + n13 + n23) / 6, 1e-11);
     datm_doc_index_free(&ix);
 
     /* diversity: t0 {0,1,2,3}, t1 {4,0,1,2}: 5 unique of 8; first 2: {0,1},{4,0} 3 of 4 */
-    NEAR(datm_topic_diversity(top, 2, 4, 4), 5.0 / 8, 0);
-    NEAR(datm_topic_diversity(top, 2, 4, 2), 3.0 / 4, 0);
-    NEAR(datm_topic_diversity(top, 1, 4, 4), 1.0, 0);
+    CHECK_NEAR(datm_topic_diversity(top, 2, 4, 4), 5.0 / 8, 0);
+    CHECK_NEAR(datm_topic_diversity(top, 2, 4, 2), 3.0 / 4, 0);
+    CHECK_NEAR(datm_topic_diversity(top, 1, 4, 4), 1.0, 0);
     csr_release(&X);
 }
 
@@ -249,12 +248,12 @@ static void test_npmi_random(void)
                 s += log(pab / ((double)da / N * (double)db / N)) / -log(pab);
                 pairs++;
             }
-        NEAR(npmi[k], s / pairs, 1e-12);
+        CHECK_NEAR(npmi[k], s / pairs, 1e-12);
         CHECK(npmi[k] >= -1 && npmi[k] <= 1);
         msum += s / pairs;
         mcnt++;
     }
-    NEAR(mean, msum / mcnt, 1e-12);
+    CHECK_NEAR(mean, msum / mcnt, 1e-12);
     datm_doc_index_free(&ix);
 
     /* coherence on a topic set: layer values equal the direct calls */
@@ -272,8 +271,8 @@ static void test_npmi_random(void)
         CHECK(datm_doc_index_build(&X, t->top_ids, t->k * t->top_n, &ix2, &err) == 0);
         double *np = malloc((size_t)t->k * sizeof *np), m2;
         CHECK(datm_npmi_topics(&ix2, t->top_ids, t->k, t->top_n, 10, 1e-12, np, &m2, &err) == 0);
-        NEAR(t->npmi_mean, m2, 1e-12);
-        NEAR(t->diversity, datm_topic_diversity(t->top_ids, t->k, 25, 25), 0);
+        CHECK_NEAR(t->npmi_mean, m2, 1e-12);
+        CHECK_NEAR(t->diversity, datm_topic_diversity(t->top_ids, t->k, 25, 25), 0);
         free(np);
         datm_doc_index_free(&ix2);
     }
@@ -293,7 +292,5 @@ int main(void)
     test_top();
     test_npmi_hand();
     test_npmi_random();
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_eval_topics: ok\n");
-    return 0;
+    return check_result();
 }

@@ -12,7 +12,7 @@
 #include "io/h5.h"
 #include "test_check.h"
 
-#define OK(call) do { if ((call) != 0) { fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, err.msg); fails++; } } while (0)
+#define OK(call) CHECK_OK(call, err)
 
 int main(void)
 {
@@ -193,7 +193,5 @@ int main(void)
     }
     remove(path);
     free(big);
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_io_h5: ok\n");
-    return 0;
+    return check_result();
 }

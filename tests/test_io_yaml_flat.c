@@ -59,7 +59,5 @@ int main(void)
     CHECK(strstr(err.msg, "seq.yaml:1: the document is not a mapping") != NULL);
     CHECK(datm_yaml_flatten_file("/nonexistent/x.yaml", &f, &err) == DATM_E_IO);
     CHECK(strstr(err.msg, "/nonexistent/x.yaml") != NULL);
-    if (fails) { fprintf(stderr, "%d check(s) failed\n", fails); return 1; }
-    printf("test_io_yaml_flat: ok\n");
-    return 0;
+    return check_result();
 }

@@ -247,7 +247,5 @@ int main(void)
     CHECK(datm_logreg_fit(x1, 2, 1, ybad, 2, 0.1, NULL, &m, &err) == DATM_E_INVALID);
     fprintf(stderr, "expected error: %s\n", err.msg);
 
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("logreg: ok\n");
-    return 0;
+    return check_result();
 }

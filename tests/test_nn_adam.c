@@ -124,7 +124,5 @@ int main(void)
           (long long)r.worst, r.max_rel_err);
     CHECK(xq[0] == 0.5 && xq[1] == -1.2 && xq[2] == 0.8, "x not restored");
 
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

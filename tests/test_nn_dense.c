@@ -212,7 +212,5 @@ int main(void)
     /* a head's output layer with 15 classes (N % 8 != 0: BLAS, whose bits depend on its
      * thread count unless it is given one thread) */
     check_split(200, 256, 15);
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

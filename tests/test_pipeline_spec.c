@@ -321,7 +321,5 @@ int main(void)
     test_sha256();
     test_sweep_expand();
     test_config_direct();
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("test_pipeline_spec: all checks passed\n");
-    return 0;
+    return check_result();
 }

@@ -64,7 +64,5 @@ int main(void)
         printf("%s: %.17g (1 thread) %.17g (2 threads)\n", m[i], a, b);
         CHECK(isfinite(a) && a == b);
     }
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("threads: ok\n");
-    return 0;
+    return check_result();
 }

@@ -157,7 +157,5 @@ int main(void)
     free(p2);
     datm_corpus_free(&tr);
     datm_corpus_free(&te);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm on digits: ok\n");
-    return 0;
+    return check_result();
 }

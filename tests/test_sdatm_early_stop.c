@@ -366,7 +366,5 @@ int main(void)
     test_digits_run("sdatm-n", &tr, 2);
     test_resume("sdatm-l", &tr);
     datm_corpus_free(&tr);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm early stopping: ok\n");
-    return 0;
+    return check_result();
 }

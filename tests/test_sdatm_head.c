@@ -227,7 +227,5 @@ int main(void)
         datm_params_free(&p);
     }
     CHECK(datm_feat_transform_parse("nope") == -1);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm head: ok\n");
-    return 0;
+    return check_result();
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "encoder/encoder.h"
+#include "grad_testutil.h"
 #include "test_check.h"
 
 
@@ -64,21 +65,10 @@ int main(void)
     for (int i = 0; i < e->params.n_views; i++)
         if (e->params.views[i].rows == 1) datm_params_fill_uniform(&e->params, i, -0.5, 0.5, &rng);
     datm_params_fill_uniform(&e->params, e->ib1[1], 1.0, 2.0, &rng);   /* shapes off the clamps */
-    datm_csr_alloc(&X, B, V, B * V, NULL);
-    int64_t nnz = 0;
-    for (int i = 0; i < B; i++) {
-        for (int v = 0; v < V; v++)
-            if (datm_rng_uniform(&rng) < 0.5) { X.col[nnz] = v; X.val[nnz++] = (float)(1 + datm_rng_below(&rng, 5)); }
-        X.row_ptr[i + 1] = nnz;
-    }
-    X.nnz = nnz;
+    gt_random_counts(&rng, B, V, 5, &X);
     if (datm_encoder_ws_create_f64(e, B, 0, &ws, &err)) { fprintf(stderr, "%s\n", err.msg); return 1; }
     phi[1] = malloc(sizeof(double) * V * K);
-    for (int j = 0; j < K; j++) {
-        double s = 0;
-        for (int r = 0; r < V; r++) s += phi[1][r * K + j] = 0.05 + datm_rng_uniform(&rng);
-        for (int r = 0; r < V; r++) phi[1][r * K + j] /= s;
-    }
+    gt_random_phi(&rng, V, K, phi[1]);
     noise[1] = malloc(sizeof(float) * B * K);
     for (int i = 0; i < B * K; i++) g[i] = datm_rng_normal(&rng);
 
@@ -141,7 +131,5 @@ int main(void)
     datm_encoder_ws_destroy_f64(&ws);
     datm_encoder_destroy(&e);
     datm_csr_free(&X);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm head_input mean gradient: ok\n");
-    return 0;
+    return check_result();
 }

@@ -154,7 +154,5 @@ int main(void)
     free(P2);
     datm_corpus_free(&tr);
     datm_corpus_free(&te);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm head norm refresh: ok\n");
-    return 0;
+    return check_result();
 }

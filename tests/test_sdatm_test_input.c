@@ -114,7 +114,5 @@ int main(void)
     free(P2);
     datm_corpus_free(&tr);
     datm_corpus_free(&te);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm head_test_input: ok\n");
-    return 0;
+    return check_result();
 }

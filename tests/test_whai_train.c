@@ -187,7 +187,5 @@ int main(void)
     datm_corpus_free(&test);
     datm_csr_free(&d.obs);
     datm_csr_free(&d.held);
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }
