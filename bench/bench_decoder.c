@@ -31,7 +31,7 @@ static void die(const datm_error *e)
 static int parse_layers(const char *s, int64_t *K)
 {
     int L = 0;
-    while (*s && L < DATM_GBN_MAX_LAYERS) {
+    while (*s && L < DATM_MAX_LAYERS) {
         K[++L] = strtoll(s, (char **)&s, 10);
         if (*s == ',') s++;
     }
@@ -58,9 +58,9 @@ static int test_time(const char *path, int S, int burn, int64_t ndocs)
     }
     datm_h5 *f = NULL, *m = NULL;
     if (datm_h5_open(path, 0, &f, &err) || datm_h5_group(f, "model", 0, &m, &err)) die(&err);
-    int64_t K[DATM_GBN_MAX_LAYERS + 1] = {c.X.n_cols};
+    int64_t K[DATM_MAX_LAYERS + 1] = {c.X.n_cols};
     int L = 0;
-    for (int l = 1; l <= DATM_GBN_MAX_LAYERS; l++) {
+    for (int l = 1; l <= DATM_MAX_LAYERS; l++) {
         char name[16];
         int64_t d[8];
         snprintf(name, sizeof name, "phi_%d", l);
@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "--test-time") == 0)
         return test_time(argv[2], argc > 3 ? atoi(argv[3]) : 3000, argc > 4 ? atoi(argv[4]) : 100,
                          argc > 5 ? atoll(argv[5]) : 0);
-    int64_t K[DATM_GBN_MAX_LAYERS + 1];
+    int64_t K[DATM_MAX_LAYERS + 1];
     int L = parse_layers(argc > 1 ? argv[1] : "128,64,32", K);
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     datm_error err;

@@ -147,8 +147,8 @@ int main(int argc, char **argv)
         {
             datm_batch_iter it2;
             datm_batch_iter_init(&it2, N, B, 2, 1, 1, &err);
-            double klw[DATM_ENC_MAX_LAYERS + 1];
-            for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) klw[l] = 1;
+            double klw[DATM_MAX_LAYERS + 1];
+            for (int l = 0; l <= DATM_MAX_LAYERS; l++) klw[l] = 1;
             for (int64_t i = 0; i < np; i++) {
                 const int64_t *rows;
                 int64_t n = datm_batch_iter_next(&it2, &rows);
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
                 double t3 = clk();
                 nz.index++;
                 datm_encoder_forward(m->enc, m->ch.params, DATM_ENC_SAMPLE, &Xb, pf, NULL, NULL, &nz, m->ws, NULL, &err);
-                const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+                const double *thd[DATM_MAX_LAYERS + 1] = {NULL};
                 for (int l = 1; l <= m->L; l++) {
                     for (int64_t j = 0; j < n * m->K[l]; j++) m->theta_d[l][j] = m->ws->theta[l][j];
                     thd[l] = m->theta_d[l];
@@ -207,7 +207,7 @@ int main(int argc, char **argv)
             continue;
         }
         /* inference: encoder mean for all training documents, best of 3 */
-        float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        float *th[DATM_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= m->L; l++)
             th[l] = datm_alloc_array((size_t)(N * m->K[l]), sizeof(float), &err);
         double t_inf = 1e30;

@@ -14,7 +14,7 @@ int dlda_cfg_read(const datm_config *cfg, const datm_run_info *info, dlda_cfg *o
     memset(out, 0, sizeof *out);
     const int64_t *K;
     int L = datm_config_int_list(cfg, "layers", &K);
-    if (L < 1 || L > DATM_GBN_MAX_LAYERS || L > DATM_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d allowed)", L,
                               DATM_MAX_LAYERS);
     if (info->n_vocab < 1)
@@ -172,7 +172,7 @@ int dlda_infer(const datm_gbn *g, const dlda_cfg *c, const datm_csr *docs, uint6
     const int64_t N = docs->n_rows;
     out->n_layers = g->L;
     out->n_docs = N;
-    double *acc[DATM_GBN_MAX_LAYERS + 1] = {0};
+    double *acc[DATM_MAX_LAYERS + 1] = {0};
     for (int l = 1; l <= g->L && !rc; l++) {
         out->k[l - 1] = g->K[l];
         acc[l] = datm_alloc_array((size_t)((N ? N : 1) * g->K[l]), sizeof(double), err);
@@ -199,7 +199,7 @@ int dlda_infer(const datm_gbn *g, const dlda_cfg *c, const datm_csr *docs, uint6
 
 int dlda_save_gbn(datm_gbn *g, datm_h5 *grp, datm_error *err)
 {
-    datm_gbn_view v[3 * DATM_GBN_MAX_LAYERS + 2];
+    datm_gbn_view v[3 * DATM_MAX_LAYERS + 2];
     int n = datm_gbn_views(g, v, (int)DATM_COUNTOF(v));
     for (int i = 0; i < n; i++) {
         int rc = datm_h5_write_f64(grp, v[i].name, v[i].data, v[i].rank, v[i].dims, err);
@@ -210,7 +210,7 @@ int dlda_save_gbn(datm_gbn *g, datm_h5 *grp, datm_error *err)
 
 int dlda_load_gbn(datm_gbn *g, datm_h5 *grp, datm_error *err)
 {
-    datm_gbn_view v[3 * DATM_GBN_MAX_LAYERS + 2];
+    datm_gbn_view v[3 * DATM_MAX_LAYERS + 2];
     int n = datm_gbn_views(g, v, (int)DATM_COUNTOF(v));
     for (int i = 0; i < n; i++) {
         int rc = datm_h5_read_f64(grp, v[i].name, v[i].data, v[i].rank, v[i].dims, err);

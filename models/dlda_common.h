@@ -43,7 +43,7 @@
 /* Everything read from the model: section that both variants use. */
 typedef struct dlda_cfg {
     int           L;
-    int64_t       K[DATM_GBN_MAX_LAYERS + 1];   /* K[0] = V */
+    int64_t       K[DATM_MAX_LAYERS + 1];   /* K[0] = V */
     datm_gbn_opts o;
     datm_aug_mode mode;
     int64_t       test_burnin, eval_thin;

@@ -45,8 +45,8 @@ typedef struct lw_model {
     datm_config *spec;        /* the spec's model section as given */
     datm_run_info info;
     int          L_target;    /* number of stages / final depth */
-    int64_t      kmax[DATM_ENC_MAX_LAYERS + 1];   /* layers[] of the spec */
-    int64_t      stage_end[DATM_ENC_MAX_LAYERS + 1];   /* last iteration of stage s */
+    int64_t      kmax[DATM_MAX_LAYERS + 1];   /* layers[] of the spec */
+    int64_t      stage_end[DATM_MAX_LAYERS + 1];   /* last iteration of stage s */
     int          stage;       /* current stage = current depth */
     int          fresh_top;   /* 1: the top layer's M and M_r are set on the next step */
     int          done;        /* the final pruning happened */
@@ -209,7 +209,7 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
 
     /* encoder: trained weights and Adam moments through the unit maps */
     if (old) {
-        int32_t *maps[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        int32_t *maps[DATM_MAX_LAYERS + 1] = {NULL};
         maps[old->L] = (int32_t *)keep;
         datm_encoder *e2 = NULL;
         const int64_t n = w->enc->params.size;
@@ -256,7 +256,7 @@ static int lw_prune(lw_model *m, int grow, datm_error *err)
         if (g->r[k] > g->r[best]) best = k;
     }
     if (n == 0) keep[n++] = (int32_t)best;
-    int64_t K2[DATM_ENC_MAX_LAYERS + 2];
+    int64_t K2[DATM_MAX_LAYERS + 2];
     for (int l = 0; l <= L; l++) K2[l] = w->K[l];
     K2[L] = n;
     int L2 = L;
@@ -352,10 +352,10 @@ static int lw_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
     lw_model *m = (lw_model *)mm;
     int64_t dims[2] = {0, 0};
     int rc = datm_h5_shape(g, "inferred_layers", dims);
-    if (rc < 0 || dims[0] < 2 || dims[0] > DATM_ENC_MAX_LAYERS + 1)
+    if (rc < 0 || dims[0] < 2 || dims[0] > DATM_MAX_LAYERS + 1)
         return datm_error_set(err, DATM_E_FORMAT, "layerwise: no valid inferred_layers");
     const int L = (int)dims[0] - 1;
-    int64_t K[DATM_ENC_MAX_LAYERS + 1], st[3];
+    int64_t K[DATM_MAX_LAYERS + 1], st[3];
     const int64_t three[1] = {3};
     rc = datm_h5_read_i64(g, "inferred_layers", K, 1, dims, err);
     if (!rc) rc = datm_h5_read_i64(g, "layerwise_state", st, 1, three, err);
@@ -413,9 +413,9 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     *out = NULL;
     const int64_t *lay;
     const int L = datm_config_int_list(cfg, "layers", &lay);
-    if (L < 1 || L > DATM_ENC_MAX_LAYERS || L > DATM_GBN_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
-                              DATM_ENC_MAX_LAYERS);
+                              DATM_MAX_LAYERS);
     const double *fr;
     const int nf = datm_config_real_list(cfg, "stage_fractions", &fr);
     if (nf != 0 && nf != L)

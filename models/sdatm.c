@@ -27,7 +27,7 @@ typedef struct sdatm {
     datm_model   base;
     whai_model  *w;                               /* the WHAI part (encoder, decoder, Adam) */
     int          L;
-    int64_t      K[DATM_ENC_MAX_LAYERS + 1];      /* K[0] = V */
+    int64_t      K[DATM_MAX_LAYERS + 1];      /* K[0] = V */
     int64_t      N, C, bpe, cap;
     datm_params  hp;                              /* head parameters: MLP views + mu, rho */
     datm_adam    adam;                            /* the head's Adam */
@@ -38,7 +38,7 @@ typedef struct sdatm {
     float       *P;                               /* (cap, C) */
     float       *b_work;                          /* bayes softmax work (cap) */
     float       *ds;                              /* (cap, O) */
-    float       *dtheta[DATM_ENC_MAX_LAYERS + 1]; /* (cap, K_l) label gradient on theta(l) */
+    float       *dtheta[DATM_MAX_LAYERS + 1]; /* (cap, K_l) label gradient on theta(l) */
     /* configuration */
     int64_t      unsup_epochs, warmup_epochs;
     double       label_weight, w_kl_weight;
@@ -52,7 +52,7 @@ typedef struct sdatm {
     double       head_l2;                         /* L2 weight on the MLP weights */
     double       drop;                            /* head_dropout probability */
     float       *dmask, *fdrop;                   /* (cap, O) kept/(1 - drop) or 0; dropped features */
-    float       *thmean[DATM_ENC_MAX_LAYERS + 1]; /* (cap, K_l) head input when input_mean */
+    float       *thmean[DATM_MAX_LAYERS + 1]; /* (cap, K_l) head input when input_mean */
     /* running training-batch statistics of the head (sdatm_track) */
     int64_t      tr_epoch, tr_bad, tr_docs;
     double       tr_nll;
@@ -60,10 +60,10 @@ typedef struct sdatm {
     int          tr_warned;                       /* the divergence warning was given */
     /* per-epoch diagnostics of the encoder (sdatm_diag): Weibull shapes k per layer (sum,
      * count at the clamps), squared norms of the label and the total gradient on theta */
-    int64_t      dg_epoch, dg_n[DATM_ENC_MAX_LAYERS + 1], dg_lo[DATM_ENC_MAX_LAYERS + 1],
-                 dg_hi[DATM_ENC_MAX_LAYERS + 1], dg_prevB;
-    double       dg_k[DATM_ENC_MAX_LAYERS + 1], dg_gl[DATM_ENC_MAX_LAYERS + 1],
-                 dg_gt[DATM_ENC_MAX_LAYERS + 1];
+    int64_t      dg_epoch, dg_n[DATM_MAX_LAYERS + 1], dg_lo[DATM_MAX_LAYERS + 1],
+                 dg_hi[DATM_MAX_LAYERS + 1], dg_prevB;
+    double       dg_k[DATM_MAX_LAYERS + 1], dg_gl[DATM_MAX_LAYERS + 1],
+                 dg_gt[DATM_MAX_LAYERS + 1];
     int64_t      dg_cut[2], dg_t[2];              /* n_clipped and t of the encoder's and the
                                                    * head's Adam at the epoch's start */
     /* early stopping on a validation split (val_fraction > 0; sdatm_val.h) */
@@ -102,7 +102,7 @@ void sdatm_destroy(datm_model *m)
     datm_free(s->h_cache); datm_free(s->h_work); datm_free(s->W); datm_free(s->eps);
     datm_free(s->P); datm_free(s->b_work); datm_free(s->ds);
     datm_free(s->dmask); datm_free(s->fdrop);
-    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) {
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) {
         datm_free(s->dtheta[l]);
         datm_free(s->thmean[l]);
     }
@@ -184,7 +184,7 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
     for (int64_t i = 0; i < n; i++) rows[i] = s->val.n ? s->val.fit_rows[i * N / n] : i * N / n;
     datm_csr Xs = {0}, Xt = {0};
     const datm_csr *Xe = NULL;
-    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    float *th[DATM_MAX_LAYERS + 1] = {NULL};
     int rc = datm_csr_select_rows(X, rows, n, &Xs, err);
     if (!rc) rc = sdatm_test_docs(s, &Xs, &Xt, &Xe, err);
     for (int l = 1; l <= s->L && !rc; l++) {
@@ -406,7 +406,7 @@ static void sdatm_diag(sdatm *s, const datm_train_ctx *ctx, const datm_encoder_w
         s->dg_cut[1] = s->adam.n_clipped;
         s->dg_t[0] = s->w->ch.adam.t;
         s->dg_t[1] = s->adam.t;
-        for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) {
+        for (int l = 0; l <= DATM_MAX_LAYERS; l++) {
             s->dg_n[l] = s->dg_lo[l] = s->dg_hi[l] = 0;
             s->dg_k[l] = s->dg_gl[l] = s->dg_gt[l] = 0;
         }
@@ -461,8 +461,8 @@ static int sdatm_label_term(void *user, const datm_batch *b, const datm_train_ct
     }
     const int64_t B = b->X->n_rows;
     const int L = s->L;
-    const float *th[DATM_MLP_MAX_LAYERS];
-    float *dth[DATM_MLP_MAX_LAYERS];
+    const float *th[DATM_MAX_LAYERS];
+    float *dth[DATM_MAX_LAYERS];
     for (int l = 1; l <= L; l++) { th[l - 1] = ws->theta[l]; dth[l - 1] = s->dtheta[l]; }
     if (s->input_mean) {
         /* head_input mean: the head sees E[theta(l) | theta(l+1)] = lambda Gamma(1 + 1/k) of
@@ -724,9 +724,9 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         for (int j = 0; j < H && j < DATM_MLP_MAX_HIDDEN; j++) a[j] = hh[j];
         per_layer = datm_config_bool(cfg, "head_g1");
     }
-    if (!rc && L > DATM_MLP_MAX_LAYERS)
+    if (!rc && L > DATM_MAX_LAYERS)
         rc = datm_error_set(err, DATM_E_INVALID, "%s: %d layers (the head takes at most %d)",
-                            ops->name, L, DATM_MLP_MAX_LAYERS);
+                            ops->name, L, DATM_MAX_LAYERS);
     if (!rc) rc = datm_mlp_head_add_params(&s->mh, &s->hp, "head", L, s->K + 1, transform,
                                            per_layer, H, a, err);
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
@@ -758,7 +758,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                   "(model.predict_snapshots %d); no state is restored", ops->name, n_snap);
     }
     if (!rc) {
-        int64_t rows[DATM_ENC_MAX_LAYERS + 1] = {0}, cols[DATM_ENC_MAX_LAYERS + 1] = {0};
+        int64_t rows[DATM_MAX_LAYERS + 1] = {0}, cols[DATM_MAX_LAYERS + 1] = {0};
         for (int l = 2; l <= L; l++) { rows[l] = s->K[l - 1]; cols[l] = s->K[l]; }
         rc = sdatm_ens_init(&s->ens, n_snap, s->w->enc->params.size, s->hp.size, L, rows, cols,
                             err);
@@ -1099,7 +1099,7 @@ static int predict_add(const sdatm *s, const sdatm_ens_state *st, const datm_enc
         datm_bsm_weights_f32(&s->bs, st->head, nsamples > 0 ? eps : NULL, W);
         for (int64_t r0 = 0; r0 < N; r0 += chunk) {
             const int64_t nb = DATM_MIN(chunk, N - r0);
-            const float *tc[DATM_MLP_MAX_LAYERS];
+            const float *tc[DATM_MAX_LAYERS];
             for (int l = 1; l <= s->L; l++) tc[l - 1] = th[l] + r0 * s->K[l];
             const float *feat = datm_mlp_head_forward_f32(&s->mh, st->head, nb, tc, cache);
             datm_bsm_forward_f32(&s->bs, nb, feat, W, P);
@@ -1118,7 +1118,7 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
     const int draws = nsamples > 0 ? nsamples : 1;
     const int64_t chunk = SDATM_PRED_CHUNK;
     const double t0 = datm_time_now();
-    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    float *th[DATM_MAX_LAYERS + 1] = {NULL};
     float *cache = datm_alloc_array((size_t)datm_mlp_head_cache_len(&s->mh, chunk), sizeof(float), err);
     float *W = datm_alloc_array((size_t)RC, sizeof(float), err);
     float *eps = datm_alloc_array((size_t)RC, sizeof(float), err);

@@ -24,7 +24,7 @@ typedef struct sdatm_ens {
     int      n;                                 /* states held, <= cap */
     int      L;
     int64_t  len_enc, len_head;                 /* floats of encoder and head parameters */
-    int64_t  len_phi[DATM_ENC_MAX_LAYERS + 1];  /* floats of Phi(l), l = 2..L (0 else) */
+    int64_t  len_phi[DATM_MAX_LAYERS + 1];  /* floats of Phi(l), l = 2..L (0 else) */
     int64_t  slot_len;                          /* floats per state */
     float   *block;                             /* (cap, slot_len), states 0..n-1 oldest first */
     int64_t *epoch;                             /* (cap) 1-based epoch each state ends */
@@ -33,7 +33,7 @@ typedef struct sdatm_ens {
 /* One held state, read-only views into the block; phi[l] for l = 2..L, NULL below. */
 typedef struct sdatm_ens_state {
     const float *enc, *head;
-    const float *phi[DATM_ENC_MAX_LAYERS + 1];
+    const float *phi[DATM_MAX_LAYERS + 1];
 } sdatm_ens_state;
 
 /* Allocates cap states of len_enc + len_head + sum_l rows[l] * cols[l] floats (Phi(l) is

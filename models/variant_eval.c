@@ -14,7 +14,7 @@ typedef struct variant_eval {
     void                    *copy;
     int64_t                 *perm;     /* (N) row order of the training documents */
     int64_t                  advanced; /* copy iterations so far */
-    float                   *theta[DATM_ENC_MAX_LAYERS + 1];   /* (N_obs, K_l) */
+    float                   *theta[DATM_MAX_LAYERS + 1];   /* (N_obs, K_l) */
 } variant_eval;
 
 void variant_eval_end(datm_model *m, void *state)
@@ -23,7 +23,7 @@ void variant_eval_end(datm_model *m, void *state)
     if (!e) return;
     if (e->copy) e->ops->free_copy(m, e->copy);
     datm_free(e->perm);
-    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(e->theta[l]);
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) datm_free(e->theta[l]);
     datm_free(e);
 }
 

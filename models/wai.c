@@ -79,7 +79,7 @@ static int wai_iterate(wai_model *m, wai_state *s, const datm_csr *X, const int6
                        datm_encoder_loss *el, datm_error *err)
 {
     whai_model *w = m->w;
-    double klw[DATM_ENC_MAX_LAYERS + 1];
+    double klw[DATM_MAX_LAYERS + 1];
     whai_kl_weights(w, it, klw);   /* WHAI's schedule: warm-up, kl_weight_start, ramp */
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     /* encoder_steps Adam steps on the encoder (WHAI's key; paper: 1), noise streams as WHAI's;

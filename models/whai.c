@@ -270,7 +270,7 @@ static int whai_augment(whai_model *m, whai_chain *c, const datm_csr *X, const i
     datm_encoder_noise nz = {NULL, seed, purpose, step * 4, doc_ids, 0};
     int rc = DATM_OK;
     datm_gbn_stats_reset(c->stats);
-    const double *thd[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    const double *thd[DATM_MAX_LAYERS + 1] = {NULL};
     for (int64_t a = 0; a < m->aug_samples && !rc; a++) {
         nz.index = a == 0 ? step * 4 + 1 : ((uint64_t)2 << 40) + step * 64 + (uint64_t)a;
         rc = datm_encoder_forward(m->enc, c->params,
@@ -363,7 +363,7 @@ int whai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *
     if (b->X->n_rows > m->B)
         return datm_error_set(err, DATM_E_INVALID, "whai: batch of %lld documents > %lld",
                               (long long)b->X->n_rows, (long long)m->B);
-    double klw[DATM_ENC_MAX_LAYERS + 1];
+    double klw[DATM_MAX_LAYERS + 1];
     m->iteration = ctx->iteration;
     whai_kl_weights(m, ctx->iteration, klw);
     datm_encoder_loss el;
@@ -393,7 +393,7 @@ typedef struct whai_eval {
     int64_t        *perm;        /* (N) chain mode: row order for random mini-batches */
     int64_t         draws;
     datm_encoder_cache *cache;   /* fixed mode: the encoder's upward outputs, computed once */
-    float          *theta[DATM_ENC_MAX_LAYERS + 1];   /* (N_obs, K_l) */
+    float          *theta[DATM_MAX_LAYERS + 1];   /* (N_obs, K_l) */
 } whai_eval;
 
 void whai_eval_end(datm_model *mm, void *state)
@@ -455,7 +455,7 @@ static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
     datm_csr Xb;
     int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
     if (rc) return rc;
-    double klw[DATM_ENC_MAX_LAYERS + 1];
+    double klw[DATM_MAX_LAYERS + 1];
     whai_kl_weights(m, m->iteration + e->draws + 1, klw);
     datm_encoder_loss el;
     rc = whai_iterate(m, &e->ch, &Xb, e->perm, e->seed, DATM_STREAM_EVAL,
@@ -496,7 +496,7 @@ int whai_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int ns
 {
     const whai_model *m = (const whai_model *)mm;
     memset(out, 0, sizeof *out);
-    float *th[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    float *th[DATM_MAX_LAYERS + 1] = {NULL};
     int rc = DATM_OK;
     for (int l = 1; l <= m->L && !rc; l++) {
         th[l] = datm_alloc_array((size_t)(DATM_MAX(docs->n_rows, 1) * m->K[l]), sizeof(float), err);
@@ -590,7 +590,7 @@ void whai_destroy(datm_model *mm)
     chain_free(&m->ch, 0);   /* the main chain's weights belong to m->enc */
     datm_encoder_ws_destroy(&m->ws);
     datm_encoder_destroy(&m->enc);
-    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) datm_free(m->theta_d[l]);
     datm_free(m->r_f);
     datm_gbn_chain_destroy(&m->gchain);
     datm_free(m->in_val);
@@ -680,9 +680,9 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     *out = NULL;
     const int64_t *lay;
     int L = datm_config_int_list(cfg, "layers", &lay);
-    if (L < 1 || L > DATM_ENC_MAX_LAYERS || L > DATM_GBN_MAX_LAYERS || L > DATM_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
-                              DATM_ENC_MAX_LAYERS);
+                              DATM_MAX_LAYERS);
     if (info->n_vocab < 1) return datm_error_set(err, DATM_E_INVALID, "whai: empty vocabulary");
     whai_model *m = datm_alloc(sizeof *m, err);
     if (!m) return DATM_E_NOMEM;

@@ -41,16 +41,16 @@ typedef int (*whai_pre_tlasgr_fn)(void *user, whai_chain *c, double rho, datm_er
 typedef struct whai_model {
     datm_model       base;
     int              L;
-    int64_t          K[DATM_ENC_MAX_LAYERS + 1];   /* K[0] = V */
+    int64_t          K[DATM_MAX_LAYERS + 1];   /* K[0] = V */
     int64_t          N, B, bpe;                    /* training docs, batch size, batches/epoch */
     datm_encoder    *enc;                          /* layout + options (weights in chain) */
     whai_chain       ch;                           /* the training chain */
     datm_encoder_ws *ws;                           /* training workspace (B docs) */
-    double          *theta_d[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) theta for augmentation */
+    double          *theta_d[DATM_MAX_LAYERS + 1];   /* (B, K_l) theta for augmentation */
     const datm_csr  *train;                        /* borrowed (evaluation chain batches) */
     /* configuration */
-    double           kl_weight[DATM_ENC_MAX_LAYERS + 1];        /* final weights w_l */
-    double           kl_weight_start[DATM_ENC_MAX_LAYERS + 1];  /* before kl_ramp[0] */
+    double           kl_weight[DATM_MAX_LAYERS + 1];        /* final weights w_l */
+    double           kl_weight_start[DATM_MAX_LAYERS + 1];  /* before kl_ramp[0] */
     int64_t          kl_ramp[2];                                /* epochs [e0, e1] */
     int64_t          kl_warmup_epochs;
     int              phi_fixed;                    /* no TLASGR: encoder against fixed Phi */

@@ -19,9 +19,9 @@ static void test_preservation(void)
     datm_csr X;
     const int64_t N = 60;
     tu_random_csr(&X, N, K[0], 0.6, 5, 1);
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {0};
+    double *theta[DATM_MAX_LAYERS + 1] = {0};
     tu_random_theta(g, N, 0.3, 7, theta);
-    int32_t *m[DATM_GBN_MAX_LAYERS + 1] = {0};
+    int32_t *m[DATM_MAX_LAYERS + 1] = {0};
     for (int l = 1; l <= L; l++) m[l] = calloc((size_t)(N * K[l]), sizeof(int32_t));
 
     /* one document at a time: A(t) rows are then that document's tables */
@@ -30,8 +30,8 @@ static void test_preservation(void)
     for (int64_t n = 0; n < N; n++) {
         datm_csr Xn;
         MUST(datm_csr_select_rows(&X, &n, 1, &Xn, TU_ERR));
-        const double *th[DATM_GBN_MAX_LAYERS + 1] = {0};
-        int32_t *mn[DATM_GBN_MAX_LAYERS + 1] = {0};
+        const double *th[DATM_MAX_LAYERS + 1] = {0};
+        int32_t *mn[DATM_MAX_LAYERS + 1] = {0};
         for (int l = 1; l <= L; l++) {
             th[l] = theta[l] + n * K[l];
             mn[l] = m[l] + n * K[l];
@@ -132,7 +132,7 @@ static void test_expected(void)
     datm_csr X;
     const int64_t N = 8;
     tu_random_csr(&X, N, K[0], 1.0, 6, 1);
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {0};
+    double *theta[DATM_MAX_LAYERS + 1] = {0};
     tu_random_theta(g, N, 1.0, 8, theta);
     datm_gbn_stats *se = NULL, *ss = NULL;
     MUST(datm_gbn_stats_create(g, &se, TU_ERR));
@@ -221,11 +221,11 @@ static void test_threads(void)
     datm_csr X;
     const int64_t N = 300;
     tu_random_csr(&X, N, K[0], 0.3, 12, 1);
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {0};
+    double *theta[DATM_MAX_LAYERS + 1] = {0};
     tu_random_theta(g, N, 0.5, 13, theta);
     for (int mode = 0; mode <= 1; mode++) {
         datm_gbn_stats *s[2];
-        int32_t *m[2][DATM_GBN_MAX_LAYERS + 1] = {{0}};
+        int32_t *m[2][DATM_MAX_LAYERS + 1] = {{0}};
         for (int th = 0; th < 2; th++) {
             omp_set_num_threads(th + 1);
             for (int l = 1; l <= L; l++) m[th][l] = calloc((size_t)(N * K[l]), sizeof(int32_t));

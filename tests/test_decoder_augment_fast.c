@@ -1,7 +1,7 @@
 /* ctest-labels: unit  ctest-timeout: 120  ctest-link: datm_decoder */
 /* tests/test_decoder_augment_fast.c: the AVX2 paths of the upward augmentation (running
  * sums of eight words at once, categorical draws by counting) against the portable ones
- * (datm_augment_force_scalar = 1: four words at once, binary search), including the block
+ * (datm_test_hooks.augment_scalar = 1: four words at once, binary search), including the block
  * search used for words with several tokens. Checks, bit for bit,
  * the per-document counts m(l) and the summed A(l) and top-layer tables of one pass, for
  * sampled and expected counts, 1 and 2 threads, and widths that are multiples of 8, of 4
@@ -9,9 +9,9 @@
 #include <omp.h>
 
 #include "core/core.h"
+#include "core/testhooks.h"
 #include "decoder_testutil.h"
 
-extern int datm_augment_force_scalar;   /* engine/decoder/augment.c */
 
 static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n) == 0; }
 
@@ -26,12 +26,12 @@ static void run_case(int L, const int64_t *K, datm_aug_mode mode, int threads, d
     const int64_t N = 90;
     datm_csr X;
     tu_random_csr(&X, N, K[0], mean, 8, 1);
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    double *theta[DATM_MAX_LAYERS + 1] = {NULL};
     tu_random_theta(g, N, 0.6, 9, theta);
     datm_gbn_stats *s[2];
-    int32_t *m[2][DATM_GBN_MAX_LAYERS + 1];
+    int32_t *m[2][DATM_MAX_LAYERS + 1];
     for (int v = 0; v < 2; v++) {
-        datm_augment_force_scalar = v;
+        datm_test_hooks.augment_scalar = v;
         MUST(datm_gbn_stats_create(g, &s[v], TU_ERR));
         for (int l = 1; l <= L; l++) m[v][l] = calloc((size_t)(N * K[l]), sizeof(int32_t));
         datm_gbn_stats_reset(s[v]);
@@ -40,7 +40,7 @@ static void run_case(int L, const int64_t *K, datm_aug_mode mode, int threads, d
                               TU_ERR));
         datm_gbn_stats_reduce(s[v]);
     }
-    datm_augment_force_scalar = 0;
+    datm_test_hooks.augment_scalar = 0;
     double tot = 0;
     for (int l = 1; l <= L; l++) {
         const size_t n = (size_t)(K[l - 1] * K[l]);

@@ -57,7 +57,7 @@ static void test_invariance(int L, const int64_t *K)
     for (int64_t k = 0; k < K[L]; k++) g->r[k] = 0.5 + 0.5 * (double)k;
     const int64_t N = 20000;
     datm_csr X;
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {0};
+    double *theta[DATM_MAX_LAYERS + 1] = {0};
     draw_prior(g, N, 7 + L, &X, theta);
     datm_gbn_chain *ch = NULL;
     MUST(datm_gbn_chain_create(g, N, &ch, TU_ERR));

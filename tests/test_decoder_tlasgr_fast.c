@@ -9,10 +9,9 @@
 #include <omp.h>
 
 #include "core/core.h"
+#include "core/testhooks.h"
 #include "decoder_testutil.h"
 
-extern int datm_tlasgr_force_scalar;   /* engine/decoder/tlasgr.c */
-extern int datm_tlasgr_force_avx2;
 
 typedef struct tcase {
     const char *name;
@@ -98,8 +97,8 @@ static void run_case(const tcase *c)
         int rc_ref = datm_tlasgr_step_ref(ref, s, c->rho, 99, &rr, &er);
         for (int i = 0; i < NV; i++) {
             omp_set_num_threads(var[i][0]);
-            datm_tlasgr_force_scalar = var[i][1];
-            datm_tlasgr_force_avx2 = var[i][2];
+            datm_test_hooks.tlasgr_scalar = var[i][1];
+            datm_test_hooks.tlasgr_avx2 = var[i][2];
             fill_stats(s, c, it);
             int rc = datm_tlasgr_step(fast[i], s, c->rho, 99, &rf, &ef);
             char what[160];
@@ -113,8 +112,7 @@ static void run_case(const tcase *c)
                 CHECK(same(&rf, &rr, sizeof rr), "%s: report differs", what);
             compare(fast[i], ref, rc_ref != 0, what);
         }
-        datm_tlasgr_force_scalar = 0;
-        datm_tlasgr_force_avx2 = 0;
+        datm_test_hooks_reset();
         omp_set_num_threads(2);
         if (rc_ref) {
             CHECK(c->kind == 3, "%s: reference failed: %s", c->name, er.msg);

@@ -2,7 +2,7 @@
 /* tests/test_decoder_tlasgr_fused.c: datm_tlasgr_step on dirty stats sums the per-thread
  * count accumulators inside its blocks instead of calling datm_gbn_stats_reduce first (A is
  * left stale, the stats dirty). Checks, bit for bit against the unfused order
- * (datm_tlasgr_no_fused = 1), over several steps of real augmentation passes on random
+ * (datm_test_hooks.tlasgr_unfused = 1), over several steps of real augmentation passes on random
  * counts and theta (sampled and expected counts, with and without r, widths that are and
  * are not multiples of 8, 1 and 2 threads): Phi, its float mirror, M, r, t; and the
  * sequences around a fused step: a second pass added without a reset, a second step without
@@ -10,9 +10,9 @@
 #include <omp.h>
 
 #include "core/core.h"
+#include "core/testhooks.h"
 #include "decoder_testutil.h"
 
-extern int datm_tlasgr_no_fused;   /* engine/decoder/tlasgr.c */
 
 static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n) == 0; }
 
@@ -21,7 +21,7 @@ static int same(const void *a, const void *b, size_t n) { return memcmp(a, b, n)
 static void run(datm_gbn *g, datm_gbn_stats *s, const datm_csr *X, double **theta,
                 datm_aug_mode mode, int fused, double *A_out)
 {
-    datm_tlasgr_no_fused = !fused;
+    datm_test_hooks.tlasgr_unfused = !fused;
     for (int it = 0; it < 5; it++) {
         datm_gbn_key key = {3, DATM_STREAM_DOC, (uint64_t)it, NULL};
         if (it != 2) datm_gbn_stats_reset(s);   /* step 2: the pass adds to step 1's stats */
@@ -37,7 +37,7 @@ static void run(datm_gbn *g, datm_gbn_stats *s, const datm_csr *X, double **thet
         o += n;
     }
     memcpy(A_out + o, s->tables, (size_t)g->K[g->L] * sizeof(double));
-    datm_tlasgr_no_fused = 0;
+    datm_test_hooks.tlasgr_unfused = 0;
 }
 
 static void run_case(int L, const int64_t *K, int use_r, datm_aug_mode mode, int threads)
@@ -56,7 +56,7 @@ static void run_case(int L, const int64_t *K, int use_r, datm_aug_mode mode, int
     for (int l = 1; l <= L; l++) alen += K[l - 1] * K[l];
     datm_csr X;
     tu_random_csr(&X, 60, K[0], 0.4, 5, 1);
-    double *theta[DATM_GBN_MAX_LAYERS + 1] = {NULL};
+    double *theta[DATM_MAX_LAYERS + 1] = {NULL};
     MUST(datm_gbn_create(L, K, &o, 11, &g[0], TU_ERR));
     tu_random_theta(g[0], 60, 0.7, 6, theta);
     for (int i = 0; i < 2; i++) {

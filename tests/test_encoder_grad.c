@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "encoder/encoder.h"
+#include "grad_testutil.h"
 #include "test_check.h"
 
 
@@ -24,10 +25,10 @@ typedef struct {
     datm_encoder *e;
     datm_encoder_ws_f64 *ws;
     const datm_csr *X;
-    double *phi[DATM_ENC_MAX_LAYERS + 1];
+    double *phi[DATM_MAX_LAYERS + 1];
     double *top;                               /* (K_L) or NULL */
-    float *noise[DATM_ENC_MAX_LAYERS + 1];
-    double *c[DATM_ENC_MAX_LAYERS + 1];        /* extra loss sum c_l . theta_l */
+    float *noise[DATM_MAX_LAYERS + 1];
+    double *c[DATM_MAX_LAYERS + 1];        /* extra loss sum c_l . theta_l */
     int which;                                 /* 0: params; l >= 1: Phi(l) */
     double *params;                            /* f64 copy of the block */
 } ctx_t;
@@ -52,7 +53,7 @@ static double objective(void *vc, const double *x, double *g)
         for (int64_t i = 0; i < B * e->K[l]; i++) f += c->c[l][i] * c->ws->theta[l][i];
     if (g) {
         double *grad = c->which == 0 ? g : datm_alloc_array((size_t)e->params.size, sizeof(double), NULL);
-        double *dphi[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        double *dphi[DATM_MAX_LAYERS + 1] = {NULL};
         if (c->which > 0) dphi[c->which] = g;
         if (datm_encoder_backward_f64(e, params, c->ws, (const double *const *)c->c, grad, dphi, &err))
             printf("backward: %s\n", err.msg);
@@ -60,23 +61,6 @@ static double objective(void *vc, const double *x, double *g)
     }
     if (phi_save) c->phi[c->which] = phi_save;
     return f;
-}
-
-static void random_batch(datm_rng *rng, datm_csr *X)
-{
-    datm_csr_alloc(X, B, V, B * V, NULL);
-    int64_t nnz = 0;
-    X->row_ptr[0] = 0;
-    for (int i = 0; i < B; i++) {
-        for (int v = 0; v < V; v++)
-            if (datm_rng_uniform(rng) < 0.5) {
-                X->col[nnz] = v;
-                X->val[nnz] = (float)(1 + datm_rng_below(rng, 5));
-                nnz++;
-            }
-        X->row_ptr[i + 1] = nnz;
-    }
-    X->nnz = nnz;
 }
 
 /* Runs the checks on one configuration; returns the worst relative error over params. */
@@ -95,7 +79,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
     /* shape biases >= 0 keep kt = softplus(.) away from the lower clamp 0.1 */
     for (int l = 1; l <= e->L; l++) datm_params_fill_uniform(&e->params, e->ib1[l], 0.0, 1.0, &rng);
     datm_csr X;
-    random_batch(&rng, &X);
+    gt_random_counts(&rng, B, V, 5, &X);
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.e = e;
@@ -110,11 +94,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
     for (int l = 1; l <= L; l++) {
         int64_t R = e->K[l - 1], C = e->K[l];
         c.phi[l] = datm_alloc_array((size_t)(R * C), sizeof(double), NULL);
-        for (int64_t j = 0; j < C; j++) {
-            double s = 0;
-            for (int64_t r = 0; r < R; r++) s += c.phi[l][r * C + j] = 0.05 + datm_rng_uniform(&rng);
-            for (int64_t r = 0; r < R; r++) c.phi[l][r * C + j] /= s;
-        }
+        gt_random_phi(&rng, R, C, c.phi[l]);
         c.noise[l] = datm_alloc_array((size_t)(B * C), sizeof(float), NULL);
         for (int64_t i = 0; i < B * C; i++)
             c.noise[l][i] = (float)(o->u_lo + (o->u_hi - o->u_lo) * (0.05 + 0.9 * datm_rng_uniform(&rng)));
@@ -187,7 +167,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
         datm_encoder_ws *w32 = NULL;
         datm_encoder_ws_create(e, B, 0, &w32, &err);
         w32->in_val = thinned;
-        float *phif[DATM_ENC_MAX_LAYERS + 1] = {NULL}, *topf = NULL, *cf[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        float *phif[DATM_MAX_LAYERS + 1] = {NULL}, *topf = NULL, *cf[DATM_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= L; l++) {
             int64_t nn = e->K[l - 1] * e->K[l];
             phif[l] = datm_alloc_array((size_t)nn, sizeof(float), NULL);
@@ -219,7 +199,7 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
         datm_encoder_loss ld;
         double *pd = datm_alloc_array((size_t)n, sizeof(double), NULL);
         for (int64_t i = 0; i < n; i++) pd[i] = e->params.value[i];
-        double *phid[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        double *phid[DATM_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= L; l++) {
             int64_t nn = e->K[l - 1] * e->K[l];
             phid[l] = datm_alloc_array((size_t)nn, sizeof(double), NULL);
@@ -246,12 +226,12 @@ static void run_config(const char *name, datm_encoder_opts *o, int with_top, int
         /* shapes pinned at both clamp bounds, extreme noise: loss and gradient finite */
         for (int side = 0; side < 2; side++) {
             for (int l = 1; l <= L; l++) datm_params_fill_const(&e->params, e->ib1[l], side ? 40.0 : -40.0);
-            float *un[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+            float *un[DATM_MAX_LAYERS + 1] = {NULL};
             for (int l = 1; l <= L; l++) {
                 un[l] = datm_alloc_array((size_t)(B * e->K[l]), sizeof(float), NULL);
                 for (int64_t i = 0; i < B * e->K[l]; i++) un[l][i] = (i % 2) ? 1 - 0x1p-24f : 0x1p-24f;
             }
-            float *phi2[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+            float *phi2[DATM_MAX_LAYERS + 1] = {NULL};
             for (int l = 1; l <= L; l++) {
                 int64_t nn = e->K[l - 1] * e->K[l];
                 phi2[l] = datm_alloc_array((size_t)nn, sizeof(float), NULL);
@@ -316,7 +296,5 @@ int main(void)
     o.n_layers = 1; o.n_vocab = V; o.k[1] = 8;
     run_config("one layer, 8", &o, 0, 0, 4);
 
-    if (fails) { printf("%d failures\n", fails); return 1; }
-    printf("ok\n");
-    return 0;
+    return check_result();
 }

@@ -13,12 +13,11 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "core/testhooks.h"
 #include "math/math.h"
 #include "rand/rand.h"
 #include "test_check.h"
 
-extern int datm_sgemm_small_force_blas;
-extern int datm_sgemm_small_force_avx2;
 
 static void fill(float *x, int64_t n, datm_rng *r)
 {
@@ -56,9 +55,9 @@ static void one(int ta, int tb, int64_t M, int64_t N, int64_t K, float beta, dat
     /* the 512-bit kernel (when the CPU has it) gives the AVX2 kernel's bits */
     if (N % 8 == 0 && !tb) {
         memcpy(C2, C0, sizeof(float) * (size_t)(M * ldc));
-        datm_sgemm_small_force_avx2 = 1;
+        datm_test_hooks.sgemm_small_avx2 = 1;
         datm_sgemm_small(ta, tb, M, N, K, 1.0f, A, lda, B, ldb, beta, C2, ldc);
-        datm_sgemm_small_force_avx2 = 0;
+        datm_test_hooks.sgemm_small_avx2 = 0;
         int same = 1;
         for (int64_t i = 0; i < M; i++) same &= memcmp(C + i * ldc, C2 + i * ldc, sizeof(float) * (size_t)N) == 0;
         CHECK(same, "ta %d M %lld N %lld K %lld beta %g: AVX-512 and AVX2 kernels differ", ta,
@@ -115,8 +114,8 @@ int main(void)
     fill(A, M * K, &r);
     fill(B, K * N, &r);
     for (int force = 0; force < 3; force++) {   /* default kernel, AVX2 kernel, BLAS */
-        datm_sgemm_small_force_avx2 = force == 1;
-        datm_sgemm_small_force_blas = force == 2;
+        datm_test_hooks.sgemm_small_avx2 = force == 1;
+        datm_test_hooks.sgemm_small_blas = force == 2;
         double best = 1e30;
         for (int rep = 0; rep < 20; rep++) {
             double t0 = datm_time_now();
@@ -128,8 +127,7 @@ int main(void)
                force == 2 ? "BLAS        " : force ? "small, AVX2 " : "small       ",
                2.0 * M * N * K / best * 1e-9);
     }
-    datm_sgemm_small_force_blas = 0;
-    datm_sgemm_small_force_avx2 = 0;
+    datm_test_hooks_reset();
     printf(fails ? "FAILED (%d)\n" : "ok\n", fails);
     return fails ? 1 : 0;
 }

@@ -9,6 +9,7 @@
  * - unbiased bounded integers (32- and 64-bit paths) and shuffles;
  * - a parallel OpenMP sampling kernel keyed by work item: 1 and 2 threads and a serial
  *   run give bit-identical output. */
+#include "core/testhooks.h"
 #include "rand/rand.h"
 #include "rand/rand_internal.h"
 #include "test_rand_stat.h"
@@ -66,17 +67,17 @@ static void test_layout(void)
     datm_rng_init2(&a, 3, DATM_STREAM_TEST, 1, 2);
     b = a;
     uint32_t wa[1000], wb[1000];
-    datm_rand_force_scalar = 1;
+    datm_test_hooks.rand_scalar = 1;
     for (int i = 0; i < 1000; i++)
         wa[i] = datm_rng_u32(&a);
-    datm_rand_force_scalar = 0;
+    datm_test_hooks.rand_scalar = 0;
     for (int i = 0; i < 1000; i++)
         wb[i] = datm_rng_u32(&b);
     CHECK(memcmp(wa, wb, sizeof wa) == 0, "SIMD and portable Philox paths differ");
     /* Many batches at once (datm_philox_batches: four at a time with AVX-512) are the words
      * of refill after refill, across the carry from ctr[0] into ctr[1], on both paths. */
     for (int force = 0; force < 2; force++) {
-        datm_rand_force_scalar = force;
+        datm_test_hooks.rand_scalar = force;
         static uint32_t bw[11 * 4 * DATM_RNG_BLOCKS];
         datm_rng_init2(&a, 4, DATM_STREAM_TEST, 7, 3);
         a.ctr[0] = 0xffffffffu - 5 * DATM_RNG_BLOCKS - 3;
@@ -90,7 +91,7 @@ static void test_layout(void)
         }
         CHECK(same, "datm_philox_batches (%s) differs from refills", force ? "portable" : "SIMD");
     }
-    datm_rand_force_scalar = 0;
+    datm_test_hooks.rand_scalar = 0;
     /* Determinism and sensitivity to every key field. */
     datm_rng base, v;
     datm_rng_init2(&base, 123, DATM_STREAM_DOC, 4, 5);

@@ -6,6 +6,7 @@
  * CDF for continuous laws, pooled Pearson chi-square against the exact pmf for discrete
  * ones; both must have p > STAT_PMIN. Plus the ziggurat table's defining identities,
  * edge cases, and agreement of gamma with exp(log_gamma) on the same stream. */
+#include "core/testhooks.h"
 #include "rand/rand.h"
 #include "rand/rand_internal.h"
 #include "test_rand_stat.h"
@@ -111,7 +112,7 @@ static void test_normal(void)
      * between runs takes one word), over many rejections (20000 values ~ 200 slow paths) */
     static double dv[20000];
     for (int force = 0; force < 2; force++) {   /* the AVX2 path and the portable one */
-        datm_rand_force_scalar = force;
+        datm_test_hooks.rand_scalar = force;
         rng_for(&a, 3);
         b = a;
         same = 1;
@@ -132,7 +133,7 @@ static void test_normal(void)
         CHECK(same, "normal_fill (%s) is not the sequence of datm_rng_normal",
               force ? "portable" : "SIMD");
     }
-    datm_rand_force_scalar = 0;
+    datm_test_hooks.rand_scalar = 0;
 }
 
 static void test_exponential(void)

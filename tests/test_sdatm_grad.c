@@ -19,6 +19,7 @@
 #include "encoder/encoder.h"
 #include "nn/bayes_softmax.h"
 #include "nn/mlp_head.h"
+#include "grad_testutil.h"
 #include "test_check.h"
 
 
@@ -28,8 +29,8 @@ typedef struct ctx {
     datm_encoder        *e;
     datm_encoder_ws_f64 *ws;
     const datm_csr      *X;
-    double              *phi[DATM_ENC_MAX_LAYERS + 1];
-    float               *noise[DATM_ENC_MAX_LAYERS + 1];
+    double              *phi[DATM_MAX_LAYERS + 1];
+    float               *noise[DATM_MAX_LAYERS + 1];
     datm_mlp_head        mh;
     datm_bsm             bs;
     int64_t              ne, nh;    /* encoder / head block sizes; x = [enc block, head block] */
@@ -37,7 +38,7 @@ typedef struct ctx {
     int32_t              y[B];
     double               label_weight, kl_scale;
     double              *cache, *work, *W, *P, *bwork, *ds;
-    double              *dth[DATM_ENC_MAX_LAYERS + 1];
+    double              *dth[DATM_MAX_LAYERS + 1];
 } ctx;
 
 static double objective(void *vc, const double *x, double *g)
@@ -54,8 +55,8 @@ static double objective(void *vc, const double *x, double *g)
         fprintf(stderr, "forward: %s\n", err.msg);
         return NAN;
     }
-    const double *th[DATM_MLP_MAX_LAYERS];
-    double *dth[DATM_MLP_MAX_LAYERS];
+    const double *th[DATM_MAX_LAYERS];
+    double *dth[DATM_MAX_LAYERS];
     for (int l = 1; l <= L; l++) { th[l - 1] = c->ws->theta[l]; dth[l - 1] = c->dth[l]; }
     const double *s = datm_mlp_head_forward_f64(&c->mh, ph, B, th, c->cache);
     datm_bsm_weights_f64(&c->bs, ph, c->eps, c->W);
@@ -100,24 +101,13 @@ static void run(const char *name, int transform, int per_layer, int H)
     for (int l = 1; l <= L; l++) datm_params_fill_uniform(&e->params, e->ib1[l], 1.0, 2.0, &rng);
     /* a batch of counts */
     datm_csr X;
-    datm_csr_alloc(&X, B, V, B * V, NULL);
-    int64_t nnz = 0;
-    for (int i = 0; i < B; i++) {
-        for (int v = 0; v < V; v++)
-            if (datm_rng_uniform(&rng) < 0.5) { X.col[nnz] = v; X.val[nnz++] = (float)(1 + datm_rng_below(&rng, 5)); }
-        X.row_ptr[i + 1] = nnz;
-    }
-    X.nnz = nnz;
+    gt_random_counts(&rng, B, V, 5, &X);
     c.X = &X;
     CHECK(datm_encoder_ws_create_f64(e, B, 0, &c.ws, &err) == DATM_OK);
     for (int l = 1; l <= L; l++) {
         int64_t R = e->K[l - 1], K = e->K[l];
         c.phi[l] = datm_alloc_array((size_t)(R * K), sizeof(double), NULL);
-        for (int64_t j = 0; j < K; j++) {
-            double s = 0;
-            for (int64_t r = 0; r < R; r++) s += c.phi[l][r * K + j] = 0.05 + datm_rng_uniform(&rng);
-            for (int64_t r = 0; r < R; r++) c.phi[l][r * K + j] /= s;
-        }
+        gt_random_phi(&rng, R, K, c.phi[l]);
         c.noise[l] = datm_alloc_array((size_t)(B * K), sizeof(float), NULL);
         for (int64_t i = 0; i < B * K; i++) c.noise[l][i] = (float)(0.05 + 0.9 * datm_rng_uniform(&rng));
         c.dth[l] = datm_alloc_array((size_t)(B * K), sizeof(double), NULL);
@@ -212,7 +202,5 @@ int main(void)
     run("sDATM-L head (raw theta)", DATM_FEAT_RAW, 0, 0);
     run("sDATM-N head (log1p, g1, 7-5)", DATM_FEAT_LOG1P, 1, 2);
     run("sDATM-L head (proportions)", DATM_FEAT_PROP, 0, 0);
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("sdatm label gradient through theta: ok\n");
-    return 0;
+    return check_result();
 }

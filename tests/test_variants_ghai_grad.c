@@ -17,6 +17,7 @@
 #include "../models/ghai.h"
 #include "dist/gamma_rsvi.h"
 #include "encoder/encoder.h"
+#include "grad_testutil.h"
 #include "test_check.h"
 
 
@@ -26,8 +27,8 @@ typedef struct {
     datm_encoder *e;
     datm_encoder_ws_f64 *ws;
     const datm_csr *X;
-    double *phi[DATM_ENC_MAX_LAYERS + 1];
-    float *noise[DATM_ENC_MAX_LAYERS + 1];
+    double *phi[DATM_MAX_LAYERS + 1];
+    float *noise[DATM_MAX_LAYERS + 1];
     int which;          /* 0: encoder parameters; l >= 1: Phi(l) */
     double *params;
 } ctx_t;
@@ -56,7 +57,7 @@ static double objective(void *vc, const double *x, double *g)
         if (g) {
             double *grad = c->which == 0 ? g : datm_alloc_array((size_t)e->params.size,
                                                                 sizeof(double), NULL);
-            double *dphi[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+            double *dphi[DATM_MAX_LAYERS + 1] = {NULL};
             if (c->which > 0) dphi[c->which] = g;
             if (datm_encoder_backward_f64(e, params, c->ws, NULL, grad, dphi, &err))
                 printf("backward: %s\n", err.msg);
@@ -65,22 +66,6 @@ static double objective(void *vc, const double *x, double *g)
     }
     if (keep) c->phi[c->which] = keep;
     return f;
-}
-
-static void random_counts(datm_rng *r, datm_csr *X)
-{
-    datm_csr_alloc(X, B, V, B * V, NULL);
-    int64_t p = 0;
-    X->row_ptr[0] = 0;
-    for (int i = 0; i < B; i++) {
-        for (int v = 0; v < V; v++)
-            if (datm_rng_uniform(r) < 0.5) {
-                X->col[p] = v;
-                X->val[p++] = (float)(1 + datm_rng_below(r, 4));
-            }
-        X->row_ptr[i + 1] = p;
-    }
-    X->nnz = p;
 }
 
 static void run(const char *name, int L, const int64_t *K, int downward, int boost, uint64_t seed)
@@ -106,7 +91,7 @@ static void run(const char *name, int L, const int64_t *K, int downward, int boo
         if (e->params.views[i].rows == 1) datm_params_fill_uniform(&e->params, i, -0.5, 0.5, &r);
     for (int l = 1; l <= L; l++) datm_params_fill_uniform(&e->params, e->ib1[l], 0.0, 1.0, &r);
     datm_csr X;
-    random_counts(&r, &X);
+    gt_random_counts(&r, B, V, 4, &X);
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.e = e;
@@ -115,11 +100,7 @@ static void run(const char *name, int L, const int64_t *K, int downward, int boo
     for (int l = 1; l <= L; l++) {
         const int64_t R = e->K[l - 1], C = e->K[l];
         c.phi[l] = datm_alloc_array((size_t)(R * C), sizeof(double), NULL);
-        for (int64_t j = 0; j < C; j++) {
-            double s = 0;
-            for (int64_t v = 0; v < R; v++) s += c.phi[l][v * C + j] = 0.05 + datm_rng_uniform(&r);
-            for (int64_t v = 0; v < R; v++) c.phi[l][v * C + j] /= s;
-        }
+        gt_random_phi(&r, R, C, c.phi[l]);
         /* fixed noise: an eps inside the proposal's support and u in [0.05, 0.95] */
         c.noise[l] = datm_alloc_array((size_t)(B * C * nd), sizeof(float), NULL);
         for (int64_t i = 0; i < B * C; i++) {
@@ -182,7 +163,7 @@ static void run(const char *name, int L, const int64_t *K, int downward, int boo
     {
         datm_encoder_ws *w32 = NULL;
         datm_encoder_ws_create(e, B, 0, &w32, &err);
-        float *pf[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        float *pf[DATM_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= L; l++) {
             const int64_t nn = e->K[l - 1] * e->K[l];
             pf[l] = datm_alloc_array((size_t)nn, sizeof(float), NULL);
@@ -225,7 +206,7 @@ static void check_sample_mean(void)
     datm_encoder *e = NULL;
     datm_encoder_create(&o, 3, &e, &err);
     datm_csr X;
-    random_counts(&r, &X);
+    gt_random_counts(&r, B, V, 4, &X);
     datm_encoder_ws *ws = NULL;
     datm_encoder_ws_create(e, B, 0, &ws, &err);
     const int64_t n = B * 6;

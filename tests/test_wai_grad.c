@@ -14,6 +14,7 @@
 
 #include "decoder/softmax_topics.h"
 #include "encoder/encoder.h"
+#include "grad_testutil.h"
 #include "test_check.h"
 
 
@@ -24,11 +25,11 @@ typedef struct {
     datm_encoder_ws_f64 *ws;
     const datm_csr *X;
     double *params;
-    double *beta[DATM_ENC_MAX_LAYERS + 1];
-    double *phi[DATM_ENC_MAX_LAYERS + 1];
-    float *noise[DATM_ENC_MAX_LAYERS + 1];
+    double *beta[DATM_MAX_LAYERS + 1];
+    double *phi[DATM_MAX_LAYERS + 1];
+    float *noise[DATM_MAX_LAYERS + 1];
     int which;                   /* layer whose beta is varied */
-    double klw[DATM_ENC_MAX_LAYERS + 1];
+    double klw[DATM_MAX_LAYERS + 1];
 } ctx_t;
 
 static double loss_of(ctx_t *c, double *dphi_which)
@@ -47,7 +48,7 @@ static double loss_of(ctx_t *c, double *dphi_which)
     }
     if (dphi_which) {
         double *grad = datm_alloc_array((size_t)e->params.size, sizeof(double), NULL);
-        double *dphi[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+        double *dphi[DATM_MAX_LAYERS + 1] = {NULL};
         dphi[c->which] = dphi_which;
         if (datm_encoder_backward_f64(e, c->params, c->ws, NULL, grad, dphi, &err))
             printf("backward: %s\n", err.msg);
@@ -89,18 +90,7 @@ static void setup(ctx_t *c, datm_csr *X, int L, const int64_t *K, uint64_t seed)
     for (int l = 1; l <= L; l++) datm_params_fill_uniform(&e->params, e->ib1[l], 0.3, 1.0, &r);
     c->params = datm_alloc_array((size_t)e->params.size, sizeof(double), NULL);
     for (int64_t i = 0; i < e->params.size; i++) c->params[i] = e->params.value[i];
-    datm_csr_alloc(X, B, V, B * V, NULL);
-    int64_t p = 0;
-    X->row_ptr[0] = 0;
-    for (int i = 0; i < B; i++) {
-        for (int v = 0; v < V; v++)
-            if (datm_rng_uniform(&r) < 0.5) {
-                X->col[p] = v;
-                X->val[p++] = (float)(1 + datm_rng_below(&r, 4));
-            }
-        X->row_ptr[i + 1] = p;
-    }
-    X->nnz = p;
+    gt_random_counts(&r, B, V, 4, X);
     c->X = X;
     datm_encoder_ws_create_f64(e, B, 0, &c->ws, &err);
     for (int l = 1; l <= L; l++) {

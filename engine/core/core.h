@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/testhooks.h"   /* the test-only interface: path switches, DATM_TEST_FAULT */
+
 /* ---- version (generated at build time) ---- */
 const char *datm_version_string(void);   /* e.g. "0.1.0" */
 const char *datm_git_commit(void);       /* short commit of the source tree, or "unknown" */
@@ -141,19 +143,9 @@ int  datm_write_text_atomic(const char *path, const char *text, datm_error *err)
 int  datm_fsync_path(const char *path, datm_error *err);
 int  datm_fsync_parent(const char *path, datm_error *err);
 
-/* ---- the test-only fault switch (testfault.c) ----
- * DATM_TEST_FAULT="point[@n],..." makes datm_test_fault(point) return 1 at the n-th time (1
- * by default) the program reaches `point`, and 0 otherwise; without the variable it is always
- * 0. It is read here only; the fault-injection tests (tests/test_fault_*.sh) use it:
- *   enospc:write  a datm_afile commit fails with ENOSPC (a full disk)
- *   enospc:h5     an HDF5 dataset or attribute write fails with ENOSPC
- *   kill:<where>  SIGKILL at a point of the run (datm_test_kill): ckpt (a checkpoint written,
- *                 not yet renamed), result (result body written, status not yet COMPLETED),
- *                 completed (status COMPLETED, not yet renamed), renamed (result.h5 in
- *                 place, figures not yet made), swap (an --overwrite run swapped in, the
- *                 old run not yet removed) */
-int  datm_test_fault(const char *point);
-void datm_test_kill(const char *where);   /* raise(SIGKILL) when "kill:<where>" fires */
+/* The most layers of any model (encoder, decoder, heads, results, figures): one bound so the
+ * fixed-size per-layer arrays of every part agree. */
+#define DATM_MAX_LAYERS 8
 
 #define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -1,6 +1,7 @@
-/* engine/core/testfault.c: the one test-only switch, DATM_TEST_FAULT (core.h lists its
- * points). Products never set it; the fault-injection tests use it to fail a write with
- * ENOSPC or to kill the process at a chosen instant, deterministically. */
+/* engine/core/testfault.c: the test-only interface of testhooks.h: the path switches
+ * (datm_test_hooks) and DATM_TEST_FAULT. Products never set either; tests use them to compare
+ * a fast path with the portable one, to fail a write with ENOSPC or to kill the process at a
+ * chosen instant, deterministically. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,13 @@
 #include "core/core.h"
 
 #define MAX_FAULTS 8
+
+datm_test_hooks_t datm_test_hooks;
+
+void datm_test_hooks_reset(void)
+{
+    datm_test_hooks = (datm_test_hooks_t){0};
+}
 
 typedef struct fault { char point[48]; long at, seen; } fault;
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "decoder/gbn_internal.h"
+#include "core/testhooks.h"
 #include "math/math.h"
 
 /* ---------------------------------------------------------------- statistics */
@@ -380,9 +381,6 @@ static double cum_fallback(const double *a, int64_t K, double *cum)
     return (double)K;
 }
 
-/* Tests set this to 1 to run the portable paths instead of the AVX2 ones. */
-int datm_augment_force_scalar = 0;
-
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
                            int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
                            int64_t *fx, const int64_t *fx_off, int expected, int want_ll,
@@ -397,7 +395,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
     int64_t *defer = (int64_t *)(void *)(work + 8 * mxk + 8);
     int use_avx2 = 0;
 #ifdef AUG_HAVE_AVX2
-    use_avx2 = !datm_augment_force_scalar && __builtin_cpu_supports("avx2");
+    use_avx2 = !datm_test_hooks.augment_scalar && __builtin_cpu_supports("avx2");
 #endif
     const int group = use_avx2 ? 8 : 4;   /* words whose running sums are made together */
     const int count4 = use_avx2 && g->K[1] % 4 == 0;   /* categorical_cum_count4 at layer 1 */
@@ -593,8 +591,8 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
         const int tid = omp_get_thread_num();
         datm_rng rng;
         datm_gbn_doc_rng(&rng, key, n);
-        const double *th[DATM_GBN_MAX_LAYERS + 1] = {0};
-        int32_t *mn[DATM_GBN_MAX_LAYERS + 1] = {0};
+        const double *th[DATM_MAX_LAYERS + 1] = {0};
+        int32_t *mn[DATM_MAX_LAYERS + 1] = {0};
         int64_t o = 0;
         for (int l = 1; l <= g->L; l++) {
             th[l] = theta[l] + n * g->K[l];

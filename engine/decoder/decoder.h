@@ -28,11 +28,9 @@
 #include "core/core.h"
 #include "data/csr.h"
 
-#define DATM_GBN_MAX_LAYERS 8
-
 /* ---- options: every constant of the decoder (docs/reference.md 1.1-1.9 for defaults) ---- */
 typedef struct datm_gbn_opts {
-    double eta[DATM_GBN_MAX_LAYERS + 1]; /* Dirichlet eta(l), l = 1..L; <= 0 -> 1/K_l (paper) */
+    double eta[DATM_MAX_LAYERS + 1]; /* Dirichlet eta(l), l = 1..L; <= 0 -> 1/K_l (paper) */
     double init_lo;                 /* Phi init: init_lo + (1 - init_lo) U(0,1), normalised */
     int    use_r;                   /* 1: top shape r (DLDA); 0: top prior Gamma(1, 1) (WHAI) */
     double r_init;                  /* <= 0 -> 1/K_L */
@@ -55,14 +53,14 @@ void datm_gbn_opts_default(datm_gbn_opts *o);
 
 typedef struct datm_gbn {
     int     L;
-    int64_t K[DATM_GBN_MAX_LAYERS + 1];     /* K[0] = V */
-    double *phi[DATM_GBN_MAX_LAYERS + 1];   /* phi[l] (K[l-1], K[l]); phi[0] unused */
-    float  *phi_f[DATM_GBN_MAX_LAYERS + 1]; /* float copy, refreshed by every update */
-    double *M[DATM_GBN_MAX_LAYERS + 1];     /* M[l] (K[l]) TLASGR preconditioner */
+    int64_t K[DATM_MAX_LAYERS + 1];     /* K[0] = V */
+    double *phi[DATM_MAX_LAYERS + 1];   /* phi[l] (K[l-1], K[l]); phi[0] unused */
+    float  *phi_f[DATM_MAX_LAYERS + 1]; /* float copy, refreshed by every update */
+    double *M[DATM_MAX_LAYERS + 1];     /* M[l] (K[l]) TLASGR preconditioner */
     double *r;                              /* (K[L]) top-layer shape, NULL when !use_r */
     double  M_r;                            /* M^(L+1), preconditioner of r */
     double  gamma0, c0;
-    double  eta[DATM_GBN_MAX_LAYERS + 1];   /* resolved eta(l) */
+    double  eta[DATM_MAX_LAYERS + 1];   /* resolved eta(l) */
     int64_t t;                              /* TLASGR steps taken (0 = M not yet set) */
     datm_gbn_opts o;
     double  state[4];                       /* packed [t, M_r, gamma0, c0] for the views */
@@ -96,14 +94,14 @@ void datm_gbn_view_commit(datm_gbn *g);
 /* ---- augmented-count statistics: sums over documents (and passes) ---- */
 typedef struct datm_gbn_stats {
     int     L;
-    int64_t K[DATM_GBN_MAX_LAYERS + 1];
-    double *A[DATM_GBN_MAX_LAYERS + 1];  /* A[l] (K[l-1], K[l]) summed counts ("WSZS") */
+    int64_t K[DATM_MAX_LAYERS + 1];
+    double *A[DATM_MAX_LAYERS + 1];  /* A[l] (K[l-1], K[l]) summed counts ("WSZS") */
     double *tables;                      /* (K[L]) top-layer CRT tables summed (for r) */
     double  q_sum;                       /* sum over docs of q_n(L+1) = -ln(1 - p_n(L+1)) */
     int64_t n_passes;                    /* augmentation passes added since reset */
     /* private: per-thread fixed-point accumulators, reduced into A/tables on demand */
     int      n_threads;
-    int64_t  fx_off[DATM_GBN_MAX_LAYERS + 2]; /* fx_off[l]: A[l]; fx_off[L+1]: tables */
+    int64_t  fx_off[DATM_MAX_LAYERS + 2]; /* fx_off[l]: A[l]; fx_off[L+1]: tables */
     int64_t  fx_len;
     int64_t *fx;                         /* (n_threads, fx_len) */
     int      dirty;
@@ -142,7 +140,7 @@ double datm_tlasgr_eps(double eps0, double tau0, double kappa0, int64_t t);
 
 typedef struct datm_tlasgr_report {
     double eps, eps_m;                          /* eps_t and eps'_t used */
-    double step_mean[DATM_GBN_MAX_LAYERS + 2];  /* mean eps/M_k per layer; [L+1]: r */
+    double step_mean[DATM_MAX_LAYERS + 2];  /* mean eps/M_k per layer; [L+1]: r */
 } datm_tlasgr_report;
 
 /* One step on every Phi(l) (and r when use_r and s has tables): t = ++g->t; A is averaged
@@ -167,9 +165,9 @@ void datm_simplex_project(double *col, const double *old, int64_t n, int64_t str
 typedef struct datm_gbn_chain {
     int      L;
     int64_t  n_docs;                           /* B */
-    int64_t  K[DATM_GBN_MAX_LAYERS + 1];
-    double  *theta[DATM_GBN_MAX_LAYERS + 1];   /* theta[l] (B, K[l]) */
-    int32_t *m[DATM_GBN_MAX_LAYERS + 1];       /* m[l] (B, K[l]) last upward counts */
+    int64_t  K[DATM_MAX_LAYERS + 1];
+    double  *theta[DATM_MAX_LAYERS + 1];   /* theta[l] (B, K[l]) */
+    int32_t *m[DATM_MAX_LAYERS + 1];       /* m[l] (B, K[l]) last upward counts */
     double  *c;                                /* (B, L + 2): c_n(t), t = 2..L+1 */
     double  *p;                                /* (B, L + 2): p_n(t), t = 2..L+1 */
     double  *q_top;                            /* (B) q_n(L+1) of the last sweep */

@@ -12,7 +12,7 @@
 void datm_gbn_opts_default(datm_gbn_opts *o)
 {
     memset(o, 0, sizeof *o);
-    for (int l = 0; l <= DATM_GBN_MAX_LAYERS; l++) o->eta[l] = 0.0;   /* -> 1/K_l */
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) o->eta[l] = 0.0;   /* -> 1/K_l */
     o->init_lo = 0.05;
     o->use_r = 1;
     o->r_init = 0.0;                    /* -> 1/K_L */
@@ -67,9 +67,9 @@ int datm_gbn_create(int L, const int64_t *K, const datm_gbn_opts *o, uint64_t se
                     datm_gbn **out, datm_error *err)
 {
     *out = NULL;
-    if (L < 1 || L > DATM_GBN_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "decoder: %d layers (1..%d allowed)", L,
-                              DATM_GBN_MAX_LAYERS);
+                              DATM_MAX_LAYERS);
     for (int l = 0; l <= L; l++)
         if (K[l] < 1)
             return datm_error_set(err, DATM_E_INVALID, "decoder: K[%d] = %lld must be >= 1", l,

@@ -211,8 +211,8 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
         const int tid = omp_get_thread_num();
         datm_rng rng;
         datm_gbn_doc_rng(&rng, key, n);
-        double *th[DATM_GBN_MAX_LAYERS + 1] = {0};
-        int32_t *mn[DATM_GBN_MAX_LAYERS + 1] = {0};
+        double *th[DATM_MAX_LAYERS + 1] = {0};
+        int32_t *mn[DATM_MAX_LAYERS + 1] = {0};
         for (int l = 1; l <= L; l++) {
             th[l] = ch->theta[l] + n * g->K[l];
             mn[l] = ch->m[l] + n * g->K[l];
@@ -223,7 +223,7 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
                                             s ? s->fx + (int64_t)tid * s->fx_len : NULL,
                                             s ? s->fx_off : NULL, expected, 1, &rng,
                                             work + (int64_t)tid * wl);
-        double q[DATM_GBN_MAX_LAYERS + 2];
+        double q[DATM_MAX_LAYERS + 2];
         double *cn = ch->c + n * (L + 2), *pn = ch->p + n * (L + 2);
         sample_cp(g, th, mn[1], cn, pn, q, sample, &rng);
         ch->q_top[n] = q[L + 1];

@@ -42,9 +42,9 @@ int datm_softmax_topics_create(int L, const int64_t *K, const double *const *phi
                                datm_softmax_topics **out, datm_error *err)
 {
     *out = NULL;
-    if (L < 1 || L > DATM_SMT_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "softmax topics: %d layers (1..%d)", L,
-                              DATM_SMT_MAX_LAYERS);
+                              DATM_MAX_LAYERS);
     for (int l = 0; l <= L; l++)
         if (K[l] <= 0)
             return datm_error_set(err, DATM_E_INVALID, "softmax topics: K[%d] = %lld", l,

@@ -19,15 +19,13 @@
 #include "data/csr.h"
 #include "nn/nn.h"
 
-#define DATM_SMT_MAX_LAYERS 8
-
 typedef struct datm_softmax_topics {
     int         L;
-    int64_t     K[DATM_SMT_MAX_LAYERS + 1];       /* K[0] = V */
+    int64_t     K[DATM_MAX_LAYERS + 1];       /* K[0] = V */
     datm_params params;                           /* value = beta, grad = d loss / d beta */
-    int         ibeta[DATM_SMT_MAX_LAYERS + 1];   /* view index of beta(l) */
-    float      *phi[DATM_SMT_MAX_LAYERS + 1];     /* (K[l-1], K[l]) softmax(beta) by column */
-    float      *dphi[DATM_SMT_MAX_LAYERS + 1];    /* (K[l-1], K[l]) d loss / d Phi(l), set by
+    int         ibeta[DATM_MAX_LAYERS + 1];   /* view index of beta(l) */
+    float      *phi[DATM_MAX_LAYERS + 1];     /* (K[l-1], K[l]) softmax(beta) by column */
+    float      *dphi[DATM_MAX_LAYERS + 1];    /* (K[l-1], K[l]) d loss / d Phi(l), set by
                                                      the caller before datm_softmax_topics_step */
     datm_adam   adam;
     void       *block;                            /* the allocation behind phi and dphi */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "decoder/gbn_internal.h"
+#include "core/testhooks.h"
 
 double datm_tlasgr_eps(double eps0, double tau0, double kappa0, int64_t t)
 {
@@ -573,13 +574,6 @@ static unsigned block_avx512(const tl_layer *Lr, int64_t k0, double *z, double *
 }
 #endif
 
-/* Tests set this to 1 to run the portable block kernel instead of the AVX2 one. */
-int datm_tlasgr_force_scalar = 0;
-/* Tests set this to 1 to run the AVX2 kernels on a CPU that has AVX-512. */
-int datm_tlasgr_force_avx2 = 0;
-/* Tests set this to 1 to reduce dirty stats by datm_gbn_stats_reduce first (no fusion). */
-int datm_tlasgr_no_fused = 0;
-
 int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                      datm_tlasgr_report *rep, datm_error *err)
 {
@@ -589,7 +583,7 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: rho = %.17g", rho);
     /* dirty stats: the counts of A are reduced inside the blocks (block_reduce; A itself
      * stays stale and the stats dirty), the tables here */
-    const int fused = s->dirty && !datm_tlasgr_no_fused;
+    const int fused = s->dirty && !datm_test_hooks.tlasgr_unfused;
     if (fused) {
         const int64_t o = s->fx_off[g->L + 1], KL = g->K[g->L];
         for (int64_t k = 0; k < KL; k++) {
@@ -612,9 +606,9 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     rep->eps_m = eps_m;
     int use_avx2 = 0;
 #ifdef TL_HAVE_AVX2
-    use_avx2 = !datm_tlasgr_force_scalar && __builtin_cpu_supports("avx2");
+    use_avx2 = !datm_test_hooks.tlasgr_scalar && __builtin_cpu_supports("avx2");
 #endif
-    const int use_avx512 = use_avx2 && !datm_tlasgr_force_avx2 &&
+    const int use_avx512 = use_avx2 && !datm_test_hooks.tlasgr_avx2 &&
                            __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 
     int64_t maxR = 1;
@@ -629,8 +623,8 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
 
     /* every block of every layer in one parallel region (the layers are independent given
      * the counts): one fork/join instead of one per layer, the big layer-1 blocks first */
-    tl_layer Lr[DATM_GBN_MAX_LAYERS + 1];
-    int64_t first_blk[DATM_GBN_MAX_LAYERS + 2], bad[DATM_GBN_MAX_LAYERS + 1];
+    tl_layer Lr[DATM_MAX_LAYERS + 1];
+    int64_t first_blk[DATM_MAX_LAYERS + 2], bad[DATM_MAX_LAYERS + 1];
     first_blk[1] = 0;
     for (int l = 1; l <= g->L; l++) {
         const tl_layer x = {g->K[l - 1], g->K[l], s->A[l], g->phi[l], g->phi_f[l], g->M[l], rho,

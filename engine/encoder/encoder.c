@@ -55,7 +55,7 @@ void datm_encoder_opts_default(datm_encoder_opts *o)
     o->u_lo = 0.0;
     o->u_hi = 1.0;
     o->top_shape = 1.0;
-    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) o->kl_weight[l] = 1.0;
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) o->kl_weight[l] = 1.0;
     o->init_sd = 0.0;
     o->init_bias = 0.0;
     o->family = &datm_posterior_weibull;
@@ -63,9 +63,9 @@ void datm_encoder_opts_default(datm_encoder_opts *o)
 
 static int validate(const datm_encoder_opts *o, datm_error *err)
 {
-    if (o->n_layers < 1 || o->n_layers > DATM_ENC_MAX_LAYERS)
+    if (o->n_layers < 1 || o->n_layers > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "encoder: %d layers (1..%d)", o->n_layers,
-                              DATM_ENC_MAX_LAYERS);
+                              DATM_MAX_LAYERS);
     if (o->n_vocab <= 0)
         return datm_error_set(err, DATM_E_INVALID, "encoder: vocabulary size %lld",
                               (long long)o->n_vocab);
@@ -201,7 +201,7 @@ int datm_encoder_remap(const datm_encoder *src, const datm_encoder_opts *o,
         datm_encoder_destroy(&e);
         return datm_error_set(err, DATM_E_INVALID, "encoder remap: shape_per_topic differs");
     }
-    const int32_t *hmap[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+    const int32_t *hmap[DATM_MAX_LAYERS + 1] = {NULL};
     for (int l = 1; l <= e->L && l <= src->L; l++) {
         const int32_t *um = unit_map ? unit_map[l] : NULL;
         /* hidden units follow the unit map only when hidden width = K in both */

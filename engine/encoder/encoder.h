@@ -47,8 +47,6 @@
 #include "nn/nn.h"
 #include "rand/rand.h"
 
-#define DATM_ENC_MAX_LAYERS 8
-
 typedef struct datm_encoder_opts datm_encoder_opts;
 
 /* How q(theta | shape k, scale lam) is sampled and scored; swap it to change the family.
@@ -80,8 +78,8 @@ extern const datm_posterior_family datm_posterior_weibull;   /* the default (WHA
 struct datm_encoder_opts {
     int     n_layers;                        /* L */
     int64_t n_vocab;                         /* V */
-    int64_t k[DATM_ENC_MAX_LAYERS + 1];      /* K_l, l = 1..L */
-    int64_t hidden[DATM_ENC_MAX_LAYERS + 1]; /* H_l, l = 1..L; 0 = K_l (paper) */
+    int64_t k[DATM_MAX_LAYERS + 1];      /* K_l, l = 1..L */
+    int64_t hidden[DATM_MAX_LAYERS + 1]; /* H_l, l = 1..L; 0 = K_l (paper) */
     int     downward;         /* 1: shape += Phi(l+1) theta(l+1) (WHAI); 0: IWHAI */
     int     shape_per_topic;  /* 1: W1 (H_l, K_l) (paper); 0: W1 (H_l, 1) (authors' code) */
     int     lambda_is_mean;   /* 0: lt is the scale (paper); 1: the mean (PyDPM) */
@@ -91,7 +89,7 @@ struct datm_encoder_opts {
     double  rate_min;         /* floor of the Poisson rate inside the log */
     double  u_lo, u_hi;       /* uniform noise range: (0, 1) paper; (0.2, 0.8) PyDPM */
     double  top_shape;        /* top prior Gamma(top_shape, 1) (WHAI: r = 1) */
-    double  kl_weight[DATM_ENC_MAX_LAYERS + 1];  /* w_l, l = 1..L (paper: 1) */
+    double  kl_weight[DATM_MAX_LAYERS + 1];  /* w_l, l = 1..L (paper: 1) */
     double  init_sd;          /* weights ~ N(0, sd^2); <= 0: Xavier sd = sqrt(2/(in+out)) */
     double  init_bias;        /* initial biases */
     const datm_posterior_family *family;         /* NULL: Weibull */
@@ -102,13 +100,13 @@ void datm_encoder_opts_default(datm_encoder_opts *o);   /* L = 0: fill n_layers,
 typedef struct datm_encoder {
     datm_encoder_opts o;                  /* resolved: hidden filled, family set */
     int     L;
-    int64_t K[DATM_ENC_MAX_LAYERS + 1];   /* K[0] = V */
-    int64_t H[DATM_ENC_MAX_LAYERS + 1];   /* H[0] = V */
-    int64_t KS[DATM_ENC_MAX_LAYERS + 1];  /* width of the shape output: K_l or 1 */
+    int64_t K[DATM_MAX_LAYERS + 1];   /* K[0] = V */
+    int64_t H[DATM_MAX_LAYERS + 1];   /* H[0] = V */
+    int64_t KS[DATM_MAX_LAYERS + 1];  /* width of the shape output: K_l or 1 */
     datm_params params;                   /* value, grad: one block */
-    int iW3[DATM_ENC_MAX_LAYERS + 1], ib3[DATM_ENC_MAX_LAYERS + 1];
-    int iW1[DATM_ENC_MAX_LAYERS + 1], ib1[DATM_ENC_MAX_LAYERS + 1];
-    int iW2[DATM_ENC_MAX_LAYERS + 1], ib2[DATM_ENC_MAX_LAYERS + 1];
+    int iW3[DATM_MAX_LAYERS + 1], ib3[DATM_MAX_LAYERS + 1];
+    int iW1[DATM_MAX_LAYERS + 1], ib1[DATM_MAX_LAYERS + 1];
+    int iW2[DATM_MAX_LAYERS + 1], ib2[DATM_MAX_LAYERS + 1];
 } datm_encoder;
 
 /* Validates o, lays out and initialises the parameters from (seed, INIT, 1000 + layer). */
@@ -144,7 +142,7 @@ typedef struct datm_encoder_noise {
 typedef struct datm_encoder_loss {
     double loss;                            /* the minimised loss per document */
     double loglik;                          /* Poisson log-likelihood per document */
-    double kl[DATM_ENC_MAX_LAYERS + 1];     /* KL(l) per document (unweighted), l = 1..L */
+    double kl[DATM_MAX_LAYERS + 1];     /* KL(l) per document (unweighted), l = 1..L */
 } datm_encoder_loss;
 
 /* Activations of one batch: what backward needs, and theta for the caller. */
@@ -155,7 +153,7 @@ typedef struct datm_encoder_loss {
     int64_t *row_ptr;          /* (cap + 1) row pointers of Xv */                          \
     const R *const *phi;       /* phi[l] (K_{l-1}, K_l) of the last forward */            \
     const R *top_shape;        /* (K_L) or NULL */                                         \
-    double  kl_weight[DATM_ENC_MAX_LAYERS + 1];                                            \
+    double  kl_weight[DATM_MAX_LAYERS + 1];                                            \
     const float *in_val;       /* (nnz) or NULL: the counts h(0) reads instead of X's      \
                                   (batch-relative; the likelihood reads X) */              \
     R *x0;                     /* (nnz) h(0) values ln(1 + x) */                           \
@@ -167,29 +165,29 @@ typedef struct datm_encoder_loss {
     int64_t hmax, kmax;        /* max H_l, max K_l */                                      \
     int     nb;                /* row blocks (threads) of the last forward */              \
     int64_t B_total;           /* batch size of the last backward (slices see a part) */   \
-    R *z3[DATM_ENC_MAX_LAYERS + 1], *h[DATM_ENC_MAX_LAYERS + 1];   /* (B, H_l) */          \
-    R *z1[DATM_ENC_MAX_LAYERS + 1], *kt[DATM_ENC_MAX_LAYERS + 1];  /* (B, KS_l) */         \
-    R *z2[DATM_ENC_MAX_LAYERS + 1];      /* (B, K_l) */                                    \
-    R *lt[DATM_ENC_MAX_LAYERS + 1];      /* (B, K_l) floored softplus(z2) */               \
-    R *k[DATM_ENC_MAX_LAYERS + 1];       /* (B, K_l) final shape */                        \
-    R *lam[DATM_ENC_MAX_LAYERS + 1];     /* (B, K_l) final scale */                        \
-    R *a[DATM_ENC_MAX_LAYERS + 1];       /* (B, K_l) Phi(l+1) theta(l+1), l < L */         \
-    R *alpha[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) prior shape used by the KL */         \
-    R *theta[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) sample or mean */                     \
-    R *dth_dk[DATM_ENC_MAX_LAYERS + 1], *dth_dlam[DATM_ENC_MAX_LAYERS + 1];                \
-    R *kl[DATM_ENC_MAX_LAYERS + 1];      /* (B, K_l) KL per unit */                        \
-    R *dkl_dk[DATM_ENC_MAX_LAYERS + 1], *dkl_dlam[DATM_ENC_MAX_LAYERS + 1];                \
-    R *dkl_da[DATM_ENC_MAX_LAYERS + 1];                                                    \
-    R *dtheta[DATM_ENC_MAX_LAYERS + 1];  /* (B, K_l) backward scratch from here on */      \
-    R *dz1[DATM_ENC_MAX_LAYERS + 1];     /* (B, KS_l) */                                   \
-    R *dz2[DATM_ENC_MAX_LAYERS + 1], *da[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l) */        \
-    R *dz3[DATM_ENC_MAX_LAYERS + 1];     /* (B, H_l) */                                    \
+    R *z3[DATM_MAX_LAYERS + 1], *h[DATM_MAX_LAYERS + 1];   /* (B, H_l) */          \
+    R *z1[DATM_MAX_LAYERS + 1], *kt[DATM_MAX_LAYERS + 1];  /* (B, KS_l) */         \
+    R *z2[DATM_MAX_LAYERS + 1];      /* (B, K_l) */                                    \
+    R *lt[DATM_MAX_LAYERS + 1];      /* (B, K_l) floored softplus(z2) */               \
+    R *k[DATM_MAX_LAYERS + 1];       /* (B, K_l) final shape */                        \
+    R *lam[DATM_MAX_LAYERS + 1];     /* (B, K_l) final scale */                        \
+    R *a[DATM_MAX_LAYERS + 1];       /* (B, K_l) Phi(l+1) theta(l+1), l < L */         \
+    R *alpha[DATM_MAX_LAYERS + 1];   /* (B, K_l) prior shape used by the KL */         \
+    R *theta[DATM_MAX_LAYERS + 1];   /* (B, K_l) sample or mean */                     \
+    R *dth_dk[DATM_MAX_LAYERS + 1], *dth_dlam[DATM_MAX_LAYERS + 1];                \
+    R *kl[DATM_MAX_LAYERS + 1];      /* (B, K_l) KL per unit */                        \
+    R *dkl_dk[DATM_MAX_LAYERS + 1], *dkl_dlam[DATM_MAX_LAYERS + 1];                \
+    R *dkl_da[DATM_MAX_LAYERS + 1];                                                    \
+    R *dtheta[DATM_MAX_LAYERS + 1];  /* (B, K_l) backward scratch from here on */      \
+    R *dz1[DATM_MAX_LAYERS + 1];     /* (B, KS_l) */                                   \
+    R *dz2[DATM_MAX_LAYERS + 1], *da[DATM_MAX_LAYERS + 1];   /* (B, K_l) */        \
+    R *dz3[DATM_MAX_LAYERS + 1];     /* (B, H_l) */                                    \
     R *dh;                               /* (B, max H) */                                  \
-    R *phiT[DATM_ENC_MAX_LAYERS + 1];    /* (K_l, K_{l-1}) Phi(l)^T, l >= 2 (per forward) */ \
-    R *wT1[DATM_ENC_MAX_LAYERS + 1];     /* (KS_l, H_l) W1(l)^T (per backward) */          \
-    R *wT2[DATM_ENC_MAX_LAYERS + 1];     /* (K_l, H_l) W2(l)^T */                          \
-    R *wT3[DATM_ENC_MAX_LAYERS + 1];     /* (H_l, H_{l-1}) W3(l)^T, l >= 2 */              \
-    float *noise[DATM_ENC_MAX_LAYERS + 1];   /* (B, K_l noise_dim) */                      \
+    R *phiT[DATM_MAX_LAYERS + 1];    /* (K_l, K_{l-1}) Phi(l)^T, l >= 2 (per forward) */ \
+    R *wT1[DATM_MAX_LAYERS + 1];     /* (KS_l, H_l) W1(l)^T (per backward) */          \
+    R *wT2[DATM_MAX_LAYERS + 1];     /* (K_l, H_l) W2(l)^T */                          \
+    R *wT3[DATM_MAX_LAYERS + 1];     /* (H_l, H_{l-1}) W3(l)^T, l >= 2 */              \
+    float *noise[DATM_MAX_LAYERS + 1];   /* (B, K_l noise_dim) */                      \
     datm_rng *rng;                       /* (cap) per-document streams */                  \
     void *block;                         /* the one allocation behind the arrays */
 
@@ -246,8 +244,8 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
  * datm_encoder_infer's for the same arguments and chunk. */
 typedef struct datm_encoder_cache {
     int64_t n_docs;
-    float  *kt[DATM_ENC_MAX_LAYERS + 1];   /* (N, KS_l) */
-    float  *lt[DATM_ENC_MAX_LAYERS + 1];   /* (N, K_l) */
+    float  *kt[DATM_MAX_LAYERS + 1];   /* (N, KS_l) */
+    float  *lt[DATM_MAX_LAYERS + 1];   /* (N, K_l) */
 } datm_encoder_cache;
 int  datm_encoder_cache_build(const datm_encoder *e, const float *params, const datm_csr *X,
                               int64_t chunk, datm_encoder_cache **out, datm_error *err);

@@ -137,7 +137,7 @@ int datm_encoder_infer(const datm_encoder *e, const float *params, const datm_cs
 void datm_encoder_cache_destroy(datm_encoder_cache **pc)
 {
     if (!pc || !*pc) return;
-    for (int l = 0; l <= DATM_ENC_MAX_LAYERS; l++) {
+    for (int l = 0; l <= DATM_MAX_LAYERS; l++) {
         datm_free((*pc)->kt[l]);
         datm_free((*pc)->lt[l]);
     }

@@ -554,7 +554,7 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
     const int train = mode == DATM_ENC_TRAIN;
     const int nb = ENC(n_blocks)(B), nt = ENC(n_threads)(nb);
     ws->nb = nb;
-    double kls[DATM_ENC_MAX_LAYERS + 1] = {0};   /* sum of KL(l) over the batch */
+    double kls[DATM_MAX_LAYERS + 1] = {0};   /* sum of KL(l) over the batch */
     /* BLAS single-threaded: parallelism is over blocks (and OpenBLAS's own threads would
      * change the split of each product, see n_blocks) */
     const int blas = openblas_get_num_threads();
@@ -578,7 +578,7 @@ int ENC(datm_encoder_forward)(const datm_encoder *e, const R *params, datm_encod
             WS s;
             ENC(ws_slice)(e, ws, b0, b1, &s);
             datm_encoder_noise ns;
-            const float *fx[DATM_ENC_MAX_LAYERS + 1] = {NULL};
+            const float *fx[DATM_MAX_LAYERS + 1] = {NULL};
             if (noise) {
                 ns = ENC(noise_slice)(noise, b0, e);
                 if (noise->fixed) {

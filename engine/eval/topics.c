@@ -11,7 +11,7 @@
 int datm_topics_project(int n_layers, const float *const *phi, const int64_t *k, int layer,
                         float *out, datm_error *err)
 {
-    if (layer < 1 || layer > n_layers || n_layers > DATM_TOPICS_MAX_LAYERS)
+    if (layer < 1 || layer > n_layers || n_layers > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "topics: layer %d outside 1..%d", layer,
                               n_layers);
     const int64_t V = k[0];
@@ -86,7 +86,7 @@ int datm_topics_top(const float *m, int64_t rows, int64_t cols, int n, int32_t *
 void datm_topic_set_free(datm_topic_set *s)
 {
     if (!s) return;
-    for (int l = 0; l < DATM_TOPICS_MAX_LAYERS; l++) {
+    for (int l = 0; l < DATM_MAX_LAYERS; l++) {
         datm_topic_layer *t = &s->layer[l];
         datm_free(t->top_ids);
         datm_free(t->top_weights);
@@ -109,9 +109,9 @@ int datm_topic_set_build(int n_layers, const float *const *phi, const int64_t *k
                          datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (n_layers < 1 || n_layers > DATM_TOPICS_MAX_LAYERS)
+    if (n_layers < 1 || n_layers > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "topics: %d layers (1..%d supported)",
-                              n_layers, DATM_TOPICS_MAX_LAYERS);
+                              n_layers, DATM_MAX_LAYERS);
     const int64_t V = k[0];
     out->n_layers = n_layers;
     out->n_vocab = V;

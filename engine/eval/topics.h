@@ -26,8 +26,6 @@ int datm_topics_project(int n_layers, const float *const *phi, const int64_t *k,
 int datm_topics_top(const float *m, int64_t rows, int64_t cols, int n, int32_t *ids,
                     float *w, datm_error *err);
 
-#define DATM_TOPICS_MAX_LAYERS 8   /* = DATM_MAX_LAYERS of pipeline/model.h */
-
 /* Everything `datm topics`, `datm report` and the results file show for one model. */
 #define DATM_TOPIC_MEASURES 4   /* coherence measures (eval/coherence.h): npmi, uci, umass, cv */
 
@@ -60,7 +58,7 @@ typedef struct datm_topic_layer {
 typedef struct datm_topic_set {
     int     n_layers;
     int64_t n_vocab;
-    datm_topic_layer layer[DATM_TOPICS_MAX_LAYERS];   /* [l-1] for layer l */
+    datm_topic_layer layer[DATM_MAX_LAYERS];   /* [l-1] for layer l */
     /* settings the values were computed with, recorded beside them */
     unsigned measures;      /* bits (1 << datm_coh_measure) of the scores present */
     int      coh_top_n;     /* words per topic scored (0: no coherence) */

@@ -257,7 +257,7 @@ static int build_json(const char *run, sbuf *b, datm_error *err)
             rc = datm_topics_read(f, &ts, err);
             have = !rc;
         } else {
-            int64_t k[DATM_TOPICS_MAX_LAYERS + 1];
+            int64_t k[DATM_MAX_LAYERS + 1];
             datm_error e2 = {0};
             if (datm_result_model_shape(f, k, &e2) >= 1) {
                 datm_topics_opts o;

@@ -197,7 +197,7 @@ int datm_result_model_shape(datm_h5 *f, int64_t *k, datm_error *err)
 {
     (void)err;
     int L = 0;
-    for (int l = 1; l <= DATM_TOPICS_MAX_LAYERS; l++) {
+    for (int l = 1; l <= DATM_MAX_LAYERS; l++) {
         char name[64], fmt[32];
         snprintf(fmt, sizeof fmt, "%%s/%s", DATM_MODEL_PHI_FMT);
         snprintf(name, sizeof name, fmt, DATM_GRP_MODEL, l);
@@ -449,7 +449,7 @@ int datm_topics_read(datm_h5 *f, datm_topic_set *out, datm_error *err)
     if (!rc) rc = read_settings(top, out, err);
     datm_h5_close(&top);
     if (rc) return rc;
-    if (L < 1 || L > DATM_TOPICS_MAX_LAYERS)
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_FORMAT, "%s: /%s has %lld layers",
                               datm_h5_where(f), DATM_GRP_TOPICS, (long long)L);
     out->n_layers = (int)L;
@@ -539,12 +539,12 @@ int datm_topics_compute_with(datm_h5 *f, const datm_coh_ref *ref, const char *re
                              const datm_topics_opts *o, datm_topic_set *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    int64_t k[DATM_TOPICS_MAX_LAYERS + 1];
+    int64_t k[DATM_MAX_LAYERS + 1];
     const int L = datm_result_model_shape(f, k, err);
     if (L < 1)
         return datm_error_set(err, DATM_E_FORMAT, "%s: no /%s/phi_1 (the model's topics)",
                               datm_h5_where(f), DATM_GRP_MODEL);
-    float *phi[DATM_TOPICS_MAX_LAYERS] = {0};
+    float *phi[DATM_MAX_LAYERS] = {0};
     int rc = DATM_OK;
     int keep = 1;
     for (int l = 1; l <= L && !rc; l++) {

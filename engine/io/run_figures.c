@@ -22,8 +22,8 @@ static int curve_fig(const char *dir, const char *name, const datm_result_curves
 {
     const double *x = datm_result_curves_col(c, xcol);
     if (!x || c->n_rows == 0) return DATM_OK;
-    datm_series s[DATM_TOPICS_MAX_LAYERS + 4];
-    char labels[DATM_TOPICS_MAX_LAYERS][32];
+    datm_series s[DATM_MAX_LAYERS + 4];
+    char labels[DATM_MAX_LAYERS][32];
     int n = 0;
     for (int i = 0; ys && ys[i]; i++) {
         const double *y = datm_result_curves_col(c, ys[i]);
@@ -33,7 +33,7 @@ static int curve_fig(const char *dir, const char *name, const datm_result_curves
                                                                          : ys[i];
         if (y) s[n++] = (datm_series){label, x, y, c->n_rows};
     }
-    for (int l = 1; fmt && l <= DATM_TOPICS_MAX_LAYERS; l++) {
+    for (int l = 1; fmt && l <= DATM_MAX_LAYERS; l++) {
         char col[32];
         snprintf(col, sizeof col, fmt, l);
         const double *y = datm_result_curves_col(c, col);

@@ -8,6 +8,7 @@
  * make them depend on both). op(B) = B^T goes to BLAS: transposing B for every call of a
  * product this small costs more than the product. */
 #include "math/math.h"
+#include "core/testhooks.h"
 
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -149,26 +150,22 @@ static void small_gemm512(int trans_a, int64_t M, int64_t N, int64_t K, const fl
     }
 }
 
-int datm_sgemm_small_force_avx2 = 0;   /* tests: compare the 512-bit kernel with the AVX2 one */
-
 static void small_gemm_any(int trans_a, int64_t M, int64_t N, int64_t K, const float *A,
                            int64_t lda, const float *B, int64_t ldb, int beta1, const float *bias,
                            float *C, int64_t ldc)
 {
-    if (!datm_sgemm_small_force_avx2 && __builtin_cpu_supports("avx512f"))
+    if (!datm_test_hooks.sgemm_small_avx2 && __builtin_cpu_supports("avx512f"))
         small_gemm512(trans_a, M, N, K, A, lda, B, ldb, beta1, bias, C, ldc);
     else
         small_gemm(trans_a, M, N, K, A, lda, B, ldb, beta1, bias, C, ldc);
 }
 #endif
 
-int datm_sgemm_small_force_blas = 0;   /* tests: compare against the BLAS path */
-
 int datm_sgemm_small_kernel(int trans_b, int64_t N, float alpha, float beta)
 {
 #ifdef DATM_HAVE_SMALL_GEMM
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           !datm_sgemm_small_force_blas && !trans_b && alpha == 1.0f &&
+           !datm_test_hooks.sgemm_small_blas && !trans_b && alpha == 1.0f &&
            (beta == 0.0f || beta == 1.0f) && N % 8 == 0;
 #else
     (void)trans_b, (void)N, (void)alpha, (void)beta;

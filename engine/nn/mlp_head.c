@@ -54,9 +54,9 @@ int datm_mlp_head_add_params(datm_mlp_head *h, datm_params *p, const char *prefi
                              const int64_t *a, datm_error *err)
 {
     memset(h, 0, sizeof *h);
-    if (L < 1 || L > DATM_MLP_MAX_LAYERS || H < 0 || H > DATM_MLP_MAX_HIDDEN)
+    if (L < 1 || L > DATM_MAX_LAYERS || H < 0 || H > DATM_MLP_MAX_HIDDEN)
         return datm_error_set(err, DATM_E_INVALID, "mlp head '%s': %d theta layers (1..%d), "
-                              "%d hidden layers (0..%d)", prefix, L, DATM_MLP_MAX_LAYERS, H,
+                              "%d hidden layers (0..%d)", prefix, L, DATM_MAX_LAYERS, H,
                               DATM_MLP_MAX_HIDDEN);
     if (transform < 0 || transform >= DATM_FEAT_COUNT_)
         return datm_error_set(err, DATM_E_INVALID, "mlp head '%s': bad transform %d", prefix,

@@ -28,7 +28,6 @@
 #include "nn/nn.h"
 #include "rand/rand.h"
 
-#define DATM_MLP_MAX_LAYERS 8
 #define DATM_MLP_MAX_HIDDEN 4
 
 typedef enum {
@@ -43,17 +42,17 @@ const char *datm_feat_transform_name(int t);
 
 typedef struct datm_mlp_head {
     int      L;
-    int64_t  k[DATM_MLP_MAX_LAYERS];        /* K_l */
-    int64_t  k_off[DATM_MLP_MAX_LAYERS];    /* column of u(l) inside s */
+    int64_t  k[DATM_MAX_LAYERS];        /* K_l */
+    int64_t  k_off[DATM_MAX_LAYERS];    /* column of u(l) inside s */
     int64_t  S;                             /* sum K_l */
     int      transform;                     /* datm_feat_transform */
     int      per_layer;                     /* g_1 maps on/off */
     int      H;                             /* hidden layers of g_2 */
     int64_t  a[DATM_MLP_MAX_HIDDEN];        /* their widths */
     int64_t  out_dim;                       /* O = a[H-1], or S when H == 0 */
-    int64_t  o_w1[DATM_MLP_MAX_LAYERS], o_b1[DATM_MLP_MAX_LAYERS];   /* block offsets */
+    int64_t  o_w1[DATM_MAX_LAYERS], o_b1[DATM_MAX_LAYERS];   /* block offsets */
     int64_t  o_w[DATM_MLP_MAX_HIDDEN], o_b[DATM_MLP_MAX_HIDDEN];
-    int      v_w1[DATM_MLP_MAX_LAYERS], v_b1[DATM_MLP_MAX_LAYERS];   /* view indices */
+    int      v_w1[DATM_MAX_LAYERS], v_b1[DATM_MAX_LAYERS];   /* view indices */
     int      v_w[DATM_MLP_MAX_HIDDEN], v_b[DATM_MLP_MAX_HIDDEN];
     int      v_shift, v_scale, v_norm_set;          /* constants: (1, S), (1, S), (1, 1) */
     int64_t  o_shift, o_scale, o_norm_set;

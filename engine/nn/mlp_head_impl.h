@@ -19,8 +19,8 @@
 #define FN(name) CAT(name, SFX)
 
 typedef struct FN(mh_layout) {
-    REAL *t[DATM_MLP_MAX_LAYERS], *tn[DATM_MLP_MAX_LAYERS], *inv[DATM_MLP_MAX_LAYERS];
-    REAL *z1[DATM_MLP_MAX_LAYERS];
+    REAL *t[DATM_MAX_LAYERS], *tn[DATM_MAX_LAYERS], *inv[DATM_MAX_LAYERS];
+    REAL *z1[DATM_MAX_LAYERS];
     REAL *s, *z[DATM_MLP_MAX_HIDDEN], *hh[DATM_MLP_MAX_HIDDEN];
 } FN(mh_layout);
 

@@ -18,7 +18,6 @@
 #include "pipeline/config.h"
 
 #define DATM_MODEL_API_VERSION 1
-#define DATM_MAX_LAYERS 8
 
 struct datm_h5;              /* engine/io/h5.h */
 struct datm_rate_accum;      /* engine/eval/perplexity.h */

@@ -13,9 +13,9 @@ int datm_run_usage_write(const datm_model *m, const datm_csr *X, uint64_t seed,
     const datm_model_ops *ops = m->ops;
     if (!ops->infer || !ops->get_phi || !ops->n_layers || X->n_rows == 0) return DATM_OK;
     const int L = ops->n_layers(m);
-    if (L < 1 || L > DATM_TOPICS_MAX_LAYERS) return DATM_OK;
-    const float *phi[DATM_TOPICS_MAX_LAYERS];
-    int64_t k[DATM_TOPICS_MAX_LAYERS + 1];
+    if (L < 1 || L > DATM_MAX_LAYERS) return DATM_OK;
+    const float *phi[DATM_MAX_LAYERS];
+    int64_t k[DATM_MAX_LAYERS + 1];
     for (int l = 1; l <= L; l++) {
         int64_t rows, cols;
         if (ops->get_phi(m, l, &phi[l - 1], &rows, &cols))
@@ -29,7 +29,7 @@ int datm_run_usage_write(const datm_model *m, const datm_csr *X, uint64_t seed,
     if (!rc && th.n_layers != L)
         rc = datm_error_set(err, DATM_E_INVALID, "usage: infer gave %d layers, the model has %d",
                             th.n_layers, L);
-    double *tok[DATM_TOPICS_MAX_LAYERS] = {0}, *mass[DATM_TOPICS_MAX_LAYERS] = {0};
+    double *tok[DATM_MAX_LAYERS] = {0}, *mass[DATM_MAX_LAYERS] = {0};
     for (int l = 0; l < L && !rc; l++) {
         tok[l] = datm_alloc_array((size_t)k[l + 1], sizeof *tok[l], err);
         mass[l] = datm_alloc_array((size_t)k[l + 1], sizeof *mass[l], err);

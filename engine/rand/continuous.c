@@ -4,6 +4,7 @@
 #include "rand/rand_internal.h"
 
 #include "core/core.h"
+#include "core/testhooks.h"
 
 int datm_zig_slow(datm_rng *r, unsigned layer, double x, double *out)
 {
@@ -183,8 +184,8 @@ void datm_rng_normal_fill(datm_rng *r, double *out, size_t n) /* out: (n) */
 {
     size_t (*run)(const uint32_t *, size_t, double *) = zig_run_scalar;
 #ifdef DATM_HAVE_AVX2_ZIG
-    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) run = zig_run_avx2;
-    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx512f")) run = zig_run_avx512;
+    if (!datm_test_hooks.rand_scalar && __builtin_cpu_supports("avx2")) run = zig_run_avx2;
+    if (!datm_test_hooks.rand_scalar && __builtin_cpu_supports("avx512f")) run = zig_run_avx512;
 #endif
     size_t i = 0;
     enum { NB = 16, WB = 4 * DATM_RNG_BLOCKS };   /* bulk: up to NB batches of WB words */

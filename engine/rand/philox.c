@@ -4,6 +4,7 @@
 #include "rand/rand_internal.h"
 
 #include "core/core.h"
+#include "core/testhooks.h"
 
 #include <string.h>
 
@@ -167,13 +168,11 @@ static void philox_4batches_avx512(const uint32_t key[2], uint64_t ctr01, uint32
 }
 #endif
 
-int datm_rand_force_scalar = 0;
-
 static void philox_batch(const uint32_t key[2], uint64_t ctr01, uint32_t c2, uint32_t c3,
                          uint32_t out[4 * DATM_FILL_BATCH])
 {
 #ifdef DATM_HAVE_AVX2_FILL
-    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx2")) {
+    if (!datm_test_hooks.rand_scalar && __builtin_cpu_supports("avx2")) {
         philox_batch_avx2(key, ctr01, c2, c3, out);
         return;
     }
@@ -186,7 +185,7 @@ void datm_philox_batches(const uint32_t key[2], uint64_t ctr01, uint32_t c2, uin
 {
     int64_t b = 0;
 #ifdef DATM_HAVE_AVX2_FILL
-    if (!datm_rand_force_scalar && __builtin_cpu_supports("avx512f"))
+    if (!datm_test_hooks.rand_scalar && __builtin_cpu_supports("avx512f"))
         for (; b + 4 <= nbatch; b += 4)
             philox_4batches_avx512(key, ctr01 + (uint64_t)(b * DATM_FILL_BATCH), c2, c3,
                                    out + b * 4 * DATM_FILL_BATCH);

@@ -27,9 +27,6 @@
         (c2) = n2_;                                                        \
     } while (0)
 
-/* Tests set this to 1 to run the portable block path instead of the AVX2 one. */
-extern int datm_rand_force_scalar;
-
 /* nbatch batches of DATM_RNG_BLOCKS blocks from block counter ctr01 (stream words c2, c3)
  * into out (4 DATM_RNG_BLOCKS words per batch): the words datm_rng_refill would give batch
  * after batch, made several batches at a time where the CPU allows. */

@@ -59,7 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc = datm_result_vocab(f, &vocab, &nv, &e);
     expect(rc, &e);
     if (!rc) datm_h5_strings_free(vocab, nv);
-    int64_t k[DATM_TOPICS_MAX_LAYERS + 1];
+    int64_t k[DATM_MAX_LAYERS + 1];
     datm_error_clear(&e);
     datm_result_model_shape(f, k, &e);
     datm_topic_set ts;
