@@ -485,6 +485,8 @@ int whai_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_a
         rc = datm_encoder_infer(m->enc, c->params, e->obs, phi_f(c), NULL, m->eval_theta_sample,
                                 e->seed, (uint64_t)draw, 0, 0, e->theta, err);
     if (rc) return rc;
+    /* fixed globals: one Phi(1) for every draw, so only theta is summed */
+    if (e->cache) return datm_rate_accum_add_fixed(acc, c->gbn->phi_f[1], e->theta[1], m->K[1], err);
     datm_rate_accum_add(acc, c->gbn->phi_f[1], e->theta[1], m->K[1]);
     return DATM_OK;
 }

@@ -2,7 +2,9 @@
 /* tests/test_eval_perplexity.c: the sparse rate accumulator (engine/eval/perplexity.c)
  * against a naive dense computation: rate (N, V) = sum_s theta_s Phi^T, each row normalised
  * by its full sum over V, perplexity exp(-sum y log p / sum y), on both the observed and the
- * held-out parts (relative error < 1e-10). Also: chunked add_rows equals add; empty
+ * held-out parts (relative error < 1e-10). Also: chunked add_rows equals add; add_fixed
+ * (one Phi for all samples: theta summed, the rate formed when scored) equals add, alone
+ * and mixed with add and with a second Phi pointer (which folds the pending sum); empty
  * held-out rows; NAN without samples; reset. */
 #include <math.h>
 #include <stdio.h>
@@ -69,9 +71,12 @@ int main(void)
     datm_csr Xo, Xh;
     dense_to_csr(obs, N, V, &Xo);
     dense_to_csr(ho, N, V, &Xh);
-    datm_rate_accum a, b;
+    datm_rate_accum a, b, f, g;
     datm_error err;
-    if (datm_rate_accum_init(&a, &Xo, &Xh, &err) || datm_rate_accum_init(&b, &Xo, &Xh, &err)) {
+    float *phi2 = malloc((size_t)(V * K) * sizeof(float));   /* phi at another address */
+    memcpy(phi2, phi, (size_t)(V * K) * sizeof(float));
+    if (datm_rate_accum_init(&a, &Xo, &Xh, &err) || datm_rate_accum_init(&b, &Xo, &Xh, &err) ||
+        datm_rate_accum_init(&f, &Xo, &Xh, &err) || datm_rate_accum_init(&g, &Xo, &Xh, &err)) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
@@ -85,6 +90,9 @@ int main(void)
         datm_rate_accum_add_rows(&b, phi, theta, K, 0, 10);
         datm_rate_accum_add_rows(&b, phi, theta + 10 * K, K, 10, 20);
         datm_rate_accum_add_rows(&b, phi, theta + 30 * K, K, 30, N - 30);
+        CHECK(datm_rate_accum_add_fixed(&f, phi, theta, K, &err) == DATM_OK, "add_fixed");
+        if (s == 2) datm_rate_accum_add(&g, phi, theta, K);
+        else CHECK(datm_rate_accum_add_fixed(&g, s < 2 ? phi : phi2, theta, K, &err) == DATM_OK, "add_fixed");
         for (int64_t n = 0; n < N; n++) {
             for (int64_t k = 0; k < K; k++) norm[n] += theta[n * K + k];
             for (int64_t v = 0; v < V; v++) {
@@ -109,6 +117,9 @@ int main(void)
                 }
         double want = exp(-ll / tok);
         double got = datm_rate_accum_perplexity(&a, Y), got_b = datm_rate_accum_perplexity(&b, Y);
+        double got_f = datm_rate_accum_perplexity(&f, Y), got_g = datm_rate_accum_perplexity(&g, Y);
+        CHECK(fabs(got_f - want) < 1e-10 * want, "fixed part %d: %.17g vs %.17g", part, got_f, want);
+        CHECK(fabs(got_g - want) < 1e-10 * want, "mixed part %d: %.17g vs %.17g", part, got_g, want);
         double full = dense_ppl(rate, y, N, V);
         printf("%s: sparse %.12g, dense %.12g (row-sum normalised %.12g)\n",
                part ? "held-out" : "observed", got, want, full);
@@ -119,6 +130,14 @@ int main(void)
     }
     datm_rate_accum_reset(&a);
     CHECK(a.n_samples == 0 && isnan(datm_rate_accum_perplexity(&a, &Xh)), "reset");
+    datm_rate_accum_reset(&f);
+    CHECK(f.n_samples == 0 && f.fixed_phi == NULL, "reset of a fixed sum");
+    /* after a reset, one fixed sample is scored like one add */
+    datm_rate_accum_reset(&b);
+    datm_rate_accum_add_fixed(&f, phi, theta, K, &err);
+    datm_rate_accum_add(&b, phi, theta, K);
+    CHECK(fabs(datm_rate_accum_perplexity(&f, &Xh) / datm_rate_accum_perplexity(&b, &Xh) - 1) < 1e-12,
+          "fixed after reset");
     /* obs-only accumulator */
     datm_rate_accum c;
     if (datm_rate_accum_init(&c, &Xo, NULL, &err)) return 1;
@@ -127,6 +146,9 @@ int main(void)
     datm_rate_accum_free(&c);
     datm_rate_accum_free(&a);
     datm_rate_accum_free(&b);
+    datm_rate_accum_free(&f);
+    datm_rate_accum_free(&g);
+    free(phi2);
     datm_csr_free(&Xo);
     datm_csr_free(&Xh);
     free(obs); free(ho); free(phi); free(rate); free(norm); free(theta);

@@ -67,6 +67,7 @@ void datm_rate_accum_free(datm_rate_accum *a)
     datm_csr_free(&a->pattern);
     datm_free(a->rate);
     datm_free(a->norm);
+    datm_free(a->theta_sum);
     memset(a, 0, sizeof *a);
 }
 
@@ -75,6 +76,71 @@ void datm_rate_accum_reset(datm_rate_accum *a)
     if (a->pattern.nnz > 0) memset(a->rate, 0, (size_t)a->pattern.nnz * sizeof(double));
     if (a->n_docs > 0) memset(a->norm, 0, (size_t)a->n_docs * sizeof(double));
     a->n_samples = 0;
+    a->fixed_phi = NULL;
+}
+
+/* sum_k phi[k] t[k] with four partial sums (a fixed order: deterministic). */
+static double dot_f_d(const float *phi, const double *t, int64_t K)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        s0 += (double)phi[k] * t[k];
+        s1 += (double)phi[k + 1] * t[k + 1];
+        s2 += (double)phi[k + 2] * t[k + 2];
+        s3 += (double)phi[k + 3] * t[k + 3];
+    }
+    for (; k < K; k++) s0 += (double)phi[k] * t[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* The pending fixed-Phi rate of entry e of document d (0 when none is pending). */
+static inline double fixed_rate(const datm_rate_accum *a, int64_t d, int64_t e)
+{
+    if (!a->fixed_phi) return 0.0;
+    return dot_f_d(a->fixed_phi + (int64_t)a->pattern.col[e] * a->fixed_K,
+                   a->theta_sum + d * a->fixed_K, a->fixed_K);
+}
+
+/* Folds the pending fixed-Phi sum into rate. */
+static void fixed_fold(datm_rate_accum *a)
+{
+    if (!a->fixed_phi) return;
+    const datm_csr *P = &a->pattern;
+#pragma omp parallel for schedule(dynamic, 32)
+    for (int64_t d = 0; d < a->n_docs; d++)
+        for (int64_t e = P->row_ptr[d]; e < P->row_ptr[d + 1]; e++) a->rate[e] += fixed_rate(a, d, e);
+    a->fixed_phi = NULL;
+}
+
+int datm_rate_accum_add_fixed(datm_rate_accum *a, const float *phi1, const float *theta,
+                              int64_t K, datm_error *err)
+{
+    if (a->fixed_phi && (a->fixed_phi != phi1 || a->fixed_K != K)) fixed_fold(a);
+    if (!a->fixed_phi) {
+        if (!a->theta_sum || a->fixed_K != K) {
+            datm_free(a->theta_sum);
+            a->theta_sum = datm_alloc_array((size_t)(a->n_docs > 0 ? a->n_docs : 1) * (size_t)K,
+                                            sizeof(double), err);
+            if (!a->theta_sum) return DATM_E_NOMEM;
+        } else {
+            memset(a->theta_sum, 0, (size_t)(a->n_docs * K) * sizeof(double));
+        }
+        a->fixed_phi = phi1;
+        a->fixed_K = K;
+    }
+    a->n_samples++;
+#pragma omp parallel for schedule(static)
+    for (int64_t d = 0; d < a->n_docs; d++) {
+        const float *th = theta + d * K;
+        double *ts = a->theta_sum + d * K, s = 0.0;
+        for (int64_t k = 0; k < K; k++) {
+            ts[k] += th[k];
+            s += th[k];
+        }
+        a->norm[d] += s;
+    }
+    return DATM_OK;
 }
 
 void datm_rate_accum_add_rows(datm_rate_accum *a, const float *phi1, const float *theta,
@@ -102,22 +168,56 @@ void datm_rate_accum_add(datm_rate_accum *a, const float *phi1, const float *the
     datm_rate_accum_add_rows(a, phi1, theta, K, 0, a->n_docs);
 }
 
+/* log p of y's entries of document d, p = rate / norm (log floored at 1e-300), and their
+ * token count. */
+static double doc_loglik(const datm_rate_accum *a, const datm_csr *y, int64_t d, double *tok)
+{
+    const datm_csr *P = &a->pattern;
+    int64_t e = P->row_ptr[d];
+    const int64_t ee = P->row_ptr[d + 1];
+    double ll = 0.0;
+    for (int64_t j = y->row_ptr[d]; j < y->row_ptr[d + 1]; j++) {
+        while (e < ee && P->col[e] < y->col[j]) e++;
+        DATM_ASSERT(e < ee && P->col[e] == y->col[j]);   /* y must lie in the pattern */
+        const double r = a->rate[e] + fixed_rate(a, d, e);
+        double p = a->norm[d] > 0 ? r / a->norm[d] : 0.0;
+        ll += (double)y->val[j] * log(p > 1e-300 ? p : 1e-300);
+        *tok += y->val[j];
+    }
+    return ll;
+}
+
 double datm_rate_accum_perplexity(const datm_rate_accum *a, const datm_csr *y)
 {
     DATM_ASSERT(y->n_rows == a->n_docs && y->n_cols == a->n_vocab);
     if (a->n_samples <= 0) return NAN;
-    const datm_csr *P = &a->pattern;
     double ll = 0.0, tok = 0.0;
-    for (int64_t d = 0; d < a->n_docs; d++) {
-        int64_t e = P->row_ptr[d];
-        const int64_t ee = P->row_ptr[d + 1];
-        for (int64_t j = y->row_ptr[d]; j < y->row_ptr[d + 1]; j++) {
-            while (e < ee && P->col[e] < y->col[j]) e++;
-            DATM_ASSERT(e < ee && P->col[e] == y->col[j]);   /* y must lie in the pattern */
-            double p = a->norm[d] > 0 ? a->rate[e] / a->norm[d] : 0.0;
-            ll += (double)y->val[j] * log(p > 1e-300 ? p : 1e-300);
-            tok += y->val[j];
+    if (!a->fixed_phi) {
+        /* one running sum over all entries in order */
+        const datm_csr *P = &a->pattern;
+        for (int64_t d = 0; d < a->n_docs; d++) {
+            int64_t e = P->row_ptr[d];
+            const int64_t ee = P->row_ptr[d + 1];
+            for (int64_t j = y->row_ptr[d]; j < y->row_ptr[d + 1]; j++) {
+                while (e < ee && P->col[e] < y->col[j]) e++;
+                DATM_ASSERT(e < ee && P->col[e] == y->col[j]);   /* y must lie in the pattern */
+                double p = a->norm[d] > 0 ? a->rate[e] / a->norm[d] : 0.0;
+                ll += (double)y->val[j] * log(p > 1e-300 ? p : 1e-300);
+                tok += y->val[j];
+            }
         }
+        return tok > 0 ? exp(-ll / tok) : NAN;
     }
+    /* a pending fixed-Phi sum: the rates cost O(K) each, so per document in parallel, the
+     * documents' sums added in order (thread-count independent) */
+    double *per = datm_alloc_array((size_t)(a->n_docs > 0 ? a->n_docs : 1) * 2, sizeof(double), NULL);
+    DATM_ASSERT(per != NULL);
+#pragma omp parallel for schedule(dynamic, 32)
+    for (int64_t d = 0; d < a->n_docs; d++) per[2 * d] = doc_loglik(a, y, d, &per[2 * d + 1]);
+    for (int64_t d = 0; d < a->n_docs; d++) {
+        ll += per[2 * d];
+        tok += per[2 * d + 1];
+    }
+    datm_free(per);
     return tok > 0 ? exp(-ll / tok) : NAN;
 }
