@@ -2,12 +2,17 @@
  * hidden = K. Prints, for 1 and 2 threads:
  *   train      documents/s of Algorithm 1 (Adam step + theta sample + augmentation + TLASGR),
  *              all timed batches together, and of the median batch (steadier on a machine
- *              shared with other work)
+ *              shared with other work), their ratio, the batch-time distribution and what
+ *              the slow batches (> 1.5 x the median) had more of than the others: minor page
+ *              faults (allocation), involuntary context switches (the CPU taken by another
+ *              process), voluntary ones (threads sleeping and being woken)
  *   infer      documents/s of the encoder mean (theta of every layer, one pass)
  *   dense      achieved GFLOP/s of the encoder's dense layers during that pass
  *              (2 x multiply-adds of the sparse first layer, every W1/W2/W3 and the downward
  *              Phi theta products, divided by the wall time of the whole pass)
- *   sgemm      GFLOP/s of one sgemm of the first dense shape (B, K1) x (K1, K1), for scale
+ *   sgemm      GFLOP/s of OpenBLAS sgemm over the same dense shapes with B rows (each
+ *              timed alone, summed), measured in the same run; "share" = dense / sgemm
+ *              (the pass also does the sparse layer and the elementwise work, so < 1)
  *   test       seconds per test document for S posterior draws (theta of the observed part
  *              from the encoder + rate accumulation on observed and held-out entries, the
  *              `evaluate` stage), measured on a few draws and scaled to S
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "data/data.h"
@@ -40,6 +46,46 @@ static double clk(void)
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* Minor page faults and voluntary / involuntary context switches of the process so far. */
+static void usage_now(double u[3])
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    u[0] = (double)ru.ru_minflt;
+    u[1] = (double)ru.ru_nvcsw;
+    u[2] = (double)ru.ru_nivcsw;
+}
+
+/* The batch-time distribution and what the slow batches had more of. bt (n) batch seconds,
+ * ev (n, 3) the usage_now deltas of each batch. */
+static void stall_report(const double *bt, const double *ev, int64_t n)
+{
+    if (n < 2) return;
+    double *s = malloc((size_t)n * sizeof *s);
+    memcpy(s, bt, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    const double med = s[n / 2];
+    double slow_t = 0, all_t = 0, se[3] = {0}, fe[3] = {0};
+    int64_t ns = 0;
+    for (int64_t i = 0; i < n; i++) {
+        all_t += bt[i];
+        const int slow = bt[i] > 1.5 * med;
+        for (int j = 0; j < 3; j++) (slow ? se : fe)[j] += ev[i * 3 + j];
+        if (slow) { ns++; slow_t += bt[i] - med; }
+    }
+    const int64_t nf = n - ns;
+    printf("  batch ms: p50 %.3f p90 %.3f p99 %.3f max %.3f; %lld of %lld batches > 1.5 x median, "
+           "%.1f%% of the time above the median\n", 1e3 * med, 1e3 * s[n * 9 / 10],
+           1e3 * s[n * 99 / 100], 1e3 * s[n - 1], (long long)ns, (long long)n,
+           100 * slow_t / all_t);
+    printf("  per batch (slow | others): page faults %.1f | %.1f, voluntary switches %.1f | %.1f, "
+           "involuntary %.1f | %.1f\n", ns ? se[0] / ns : 0, nf ? fe[0] / nf : 0,
+           ns ? se[1] / ns : 0, nf ? fe[1] / nf : 0, ns ? se[2] / ns : 0, nf ? fe[2] / nf : 0);
+    free(s);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -115,7 +161,9 @@ int main(int argc, char **argv)
         int64_t docs = 0, nt = 0;
         /* per-batch times: on a shared machine the median batch is the steadier figure */
         double *bt = datm_alloc_array((size_t)(iters > 0 ? iters : 1), sizeof(double), &err);
-        if (!bt) die("alloc", &err);
+        double *bw = datm_alloc_array((size_t)(iters > 0 ? iters : 1), sizeof(double), &err);
+        double *bev = datm_alloc_array((size_t)(iters > 0 ? iters : 1) * 3, sizeof(double), &err);
+        if (!bt || !bw || !bev) die("alloc", &err);
         for (int64_t i = 1; i <= iters; i++) {
             const int64_t *rows;
             int64_t n = datm_batch_iter_next(&it, &rows);
@@ -125,12 +173,17 @@ int main(int argc, char **argv)
             datm_batch b = {&Xb, rows, NULL};
             datm_train_ctx ctx = {i, 0, 1, (double)N / (double)B};
             datm_train_stats st;
+            double u0[3], u1[3];
+            usage_now(u0);
             double t0 = clk();
             if (ops->train_batch(mm, &b, &ctx, &st, &err)) die("train", &err);
             double dt = clk() - t0;
+            usage_now(u1);
             if (i > 20) {
                 t_train += dt;
                 docs += n;
+                for (int j = 0; j < 3; j++) bev[nt * 3 + j] = u1[j] - u0[j];
+                bw[nt] = dt;
                 bt[nt++] = dt / (double)n;
             }
             datm_csr_free(&Xb);
@@ -138,7 +191,14 @@ int main(int argc, char **argv)
         datm_batch_iter_free(&it);
         qsort(bt, (size_t)nt, sizeof(double), cmp_double);
         const double med_rate = nt > 0 ? 1.0 / bt[nt / 2] : 0.0;
+        const double all_rate = (double)docs / t_train;
+        printf("threads %d: train %.0f docs/s over all %lld timed batches, median batch %.0f: "
+               "all / median %.3f\n", threads, all_rate, (long long)nt, med_rate,
+               all_rate / med_rate);
+        stall_report(bw, bev, nt);
         datm_free(bt);
+        datm_free(bw);
+        datm_free(bev);
 
         /* where the time of one iteration goes: the steps of Algorithm 1 timed one by one
          * (same calls as whai_iterate) on 30 (BENCH_PART_ITERS) more batches */
@@ -194,8 +254,6 @@ int main(int argc, char **argv)
         }
 
         if (getenv("BENCH_TRAIN_ONLY")) {   /* profiling the training loop alone */
-            printf("threads %d: train %.0f docs/s (median batch %.0f)\n", threads,
-                   (double)docs / t_train, med_rate);
             /* on a loaded machine the minimum over the 30 batches is the steadier figure */
             printf("  one iteration, ms (mean | min of %lld): encoder forward+ELBO %.3f | %.3f, "
                    "backward %.3f | %.3f, Adam %.3f | %.3f, theta sample %.3f | %.3f, "
@@ -220,17 +278,39 @@ int main(int argc, char **argv)
         }
         double macs = datm_encoder_dense_macs(m->enc, (double)X->nnz / (double)N);
 
-        /* one sgemm of the first dense shape */
-        const int64_t K1 = m->K[1];
-        float *A = datm_alloc_array((size_t)(B * K1), sizeof(float), &err);
-        float *W = datm_alloc_array((size_t)(K1 * K1), sizeof(float), &err);
-        float *C = datm_alloc_array((size_t)(B * K1), sizeof(float), &err);
-        for (int64_t i = 0; i < B * K1; i++) A[i] = 0.01f * (float)(i % 17);
-        for (int64_t i = 0; i < K1 * K1; i++) W[i] = 0.01f * (float)(i % 13);
-        int reps = 2000;
-        double t0 = datm_time_now();
-        for (int r = 0; r < reps; r++) datm_sgemm(0, 0, B, K1, K1, 1, A, K1, W, K1, 0, C, K1);
-        double t_gemm = (datm_time_now() - t0) / reps;
+        /* OpenBLAS sgemm over the dense shapes of datm_encoder_dense_macs with B rows (the
+         * sparse first layer as a dense (B, nnz/doc) x (nnz/doc, H_1) product), best of 3 */
+        int64_t shp[3 * 4 * DATM_ENC_MAX_LAYERS], nsh = 0, mx = 1;
+        {
+            const datm_encoder *e = m->enc;
+            const int64_t nz = (int64_t)((double)X->nnz / (double)N + 0.5);
+            shp[nsh++] = nz; shp[nsh++] = e->H[1];
+            for (int l = 1; l <= e->L; l++) {
+                if (l > 1) { shp[nsh++] = e->H[l - 1]; shp[nsh++] = e->H[l]; }
+                shp[nsh++] = e->H[l]; shp[nsh++] = e->KS[l] + e->K[l];
+                if (l < e->L) { shp[nsh++] = e->K[l + 1]; shp[nsh++] = e->K[l]; }
+            }
+            for (int64_t i = 0; i < nsh; i++) mx = shp[i] > mx ? shp[i] : mx;
+        }
+        float *A = datm_alloc_array((size_t)(B * mx), sizeof(float), &err);
+        float *W = datm_alloc_array((size_t)(mx * mx), sizeof(float), &err);
+        float *C = datm_alloc_array((size_t)(B * mx), sizeof(float), &err);
+        for (int64_t i = 0; i < B * mx; i++) A[i] = 0.01f * (float)(i % 17);
+        for (int64_t i = 0; i < mx * mx; i++) W[i] = 0.01f * (float)(i % 13);
+        double t_gemm = 0, gemm_macs = 0, t0;
+        for (int64_t s2 = 0; s2 < nsh; s2 += 2) {
+            const int64_t kk = shp[s2], nn = shp[s2 + 1];
+            const int reps = 500;
+            double best = 1e30;
+            for (int rep = 0; rep < 3; rep++) {
+                t0 = datm_time_now();
+                for (int r = 0; r < reps; r++) datm_sgemm(0, 0, B, nn, kk, 1, A, kk, W, nn, 0, C, nn);
+                best = fmin(best, (datm_time_now() - t0) / reps);
+            }
+            t_gemm += best;
+            gemm_macs += (double)(B * kk * nn);
+        }
+        const double gemm_gflops = 2.0 * gemm_macs / t_gemm * 1e-9;
 
         /* test time: the evaluate stage's draws on test_obs, scaled to S */
         datm_rate_accum acc;
@@ -254,12 +334,12 @@ int main(int argc, char **argv)
         m->eval_chain = 1;
         const double nd = (double)obs.X.n_rows;
 
-        printf("threads %d: train %.0f docs/s (median batch %.0f) | infer (mean) %.0f docs/s | dense layers %.2f "
-               "GFLOP/s (%.0f MAC/doc) | sgemm (%lld,%lld)x(%lld,%lld) %.1f GFLOP/s | test "
+        const double dense_gflops = 2 * macs * (double)N / t_inf * 1e-9;
+        printf("threads %d: infer (mean) %.0f docs/s | dense layers %.2f GFLOP/s (%.0f MAC/doc) "
+               "| sgemm of the same shapes (B = %lld) %.1f GFLOP/s | share %.3f | test "
                "%.4g s/doc for S = %lld (%.4g without the chain advance)\n",
-               threads, (double)docs / t_train, med_rate, (double)N / t_inf, 2 * macs * (double)N / t_inf * 1e-9,
-               macs, (long long)B, (long long)K1, (long long)K1, (long long)K1,
-               2.0 * (double)(B * K1 * K1) / t_gemm * 1e-9, t_eval / (double)draws * (double)S / nd,
+               threads, (double)N / t_inf, dense_gflops, macs, (long long)B, gemm_gflops,
+               dense_gflops / gemm_gflops, t_eval / (double)draws * (double)S / nd,
                (long long)S, t_fixed / (double)draws * (double)S / nd);
         printf("  one iteration, ms: encoder forward+ELBO %.3f, backward %.3f, Adam %.3f, theta "
                "sample %.3f, augmentation %.3f, TLASGR %.3f (sum %.3f)\n", ph[0], ph[1], ph[2],
