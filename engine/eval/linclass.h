@@ -2,7 +2,7 @@
  * logistic regression by liblinear (Debian liblinear-dev; solver L2R_LR, `train -s 0`,
  * one-vs-rest for more than two classes). It turns an unsupervised model's document
  * features (theta of all layers) into the "DATM + logistic regression" rows of the paper's
- * Tables 3-4 (reference-notes 4: the authors use liblinear -s 0 with C chosen by 5-fold
+ * Tables 3-4 (docs/reference.md 4.6: the authors use liblinear -s 0 with C chosen by 5-fold
  * cross-validation on the training set).
  *
  * Per one-vs-rest problem liblinear minimises
