@@ -22,9 +22,7 @@
 
 #include "eval/linclass.h"
 #include "nn/mlp_head.h"
-
-static int fails;
-#define CHECK(cond) do { if (!(cond)) { fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); fails++; } } while (0)
+#include "test_check.h"
 
 /* splitmix64 + Box-Muller: the test's own generator, independent of the engine's */
 static uint64_t rs = 12345;
@@ -314,7 +312,5 @@ int main(void)
     test_cv(X, y, Xt, yt, SN);
     free(X); free(Xt); free(y); free(yt);
     test_concat_and_errors();
-    if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
-    printf("linclass: ok\n");
-    return 0;
+    return check_result();
 }
