@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 
         /* OpenBLAS sgemm over the dense shapes of datm_encoder_dense_macs with B rows (the
          * sparse first layer as a dense (B, nnz/doc) x (nnz/doc, H_1) product), best of 3 */
-        int64_t shp[3 * 4 * DATM_ENC_MAX_LAYERS], nsh = 0, mx = 1;
+        int64_t shp[3 * 4 * DATM_MAX_LAYERS], nsh = 0, mx = 1;
         {
             const datm_encoder *e = m->enc;
             const int64_t nz = (int64_t)((double)X->nnz / (double)N + 0.5);
