@@ -226,14 +226,14 @@ static int spec_key(const datm_pipe_run *r, const datm_model_catalog *cat,
         datm_error_prefix(err, "%s: run '%s': ", r->where, r->id);
         return rc;
     }
-    snprintf(name, 256, "%s", datm_config_str(datm_spec_section(&s, DATM_SEC_RUN), "name"));
+    snprintf(name, 256, "%s", s.p.run.name);
     sbuf b = {0};
     char head[128];
     snprintf(head, sizeof head, "datm run cache key 1\nnumerics %d\n", DATM_NUMERICS_VERSION);
     sb_add(&b, head, "", "");
     rc = add_settings(&b, &s, err);
     char dir[PATH_MAX];
-    const char *ds = datm_config_str(datm_spec_section(&s, DATM_SEC_DATA), "dataset");
+    const char *ds = s.p.data.dataset;
     if (!rc) rc = datm_dataset_resolve(ds, dir, sizeof dir, err);
     if (!rc) rc = add_data_files(&b, dir, fc, err);
     if (rc) datm_error_prefix(err, "%s: run '%s': ", r->where, r->id);

@@ -5,6 +5,7 @@
  * they came from the schema default (so results can list the defaults that were applied).
  * Messages name "section.key" and the offending text; the spec loader prefixes file:line:col. */
 #include "pipeline/config.h"
+#include "pipeline/params.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -586,4 +587,46 @@ int datm_config_real_list(const datm_config *c, const char *key, const double **
     const config_value *v = get(c, key, DATM_PARAM_REAL_LIST, DATM_PARAM_REAL_LIST);
     *vals = v->rl;
     return v->len;
+}
+
+/* ---- the typed structs' copy functions (pipeline/params.h) ---- */
+
+void datm_param_get_INT(const datm_config *c, const char *key, int64_t *out)
+{
+    *out = datm_config_int(c, key);
+}
+
+void datm_param_get_REAL(const datm_config *c, const char *key, double *out)
+{
+    *out = datm_config_real(c, key);
+}
+
+void datm_param_get_BOOL(const datm_config *c, const char *key, int *out)
+{
+    *out = datm_config_bool(c, key);
+}
+
+void datm_param_get_STRING(const datm_config *c, const char *key, const char **out)
+{
+    *out = get(c, key, DATM_PARAM_STRING, DATM_PARAM_STRING)->s;
+}
+
+void datm_param_get_CHOICE(const datm_config *c, const char *key, const char **out)
+{
+    *out = get(c, key, DATM_PARAM_CHOICE, DATM_PARAM_CHOICE)->s;
+}
+
+void datm_param_get_INT_LIST(const datm_config *c, const char *key, datm_int_list *out)
+{
+    out->n = datm_config_int_list(c, key, &out->v);
+}
+
+void datm_param_get_REAL_LIST(const datm_config *c, const char *key, datm_real_list *out)
+{
+    out->n = datm_config_real_list(c, key, &out->v);
+}
+
+void datm_param_get_CHOICE_LIST(const datm_config *c, const char *key, const char **out)
+{
+    *out = datm_config_choice_list(c, key);
 }

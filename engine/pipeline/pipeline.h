@@ -15,6 +15,7 @@
 #include "core/core.h"
 #include "pipeline/config.h"
 #include "pipeline/model.h"
+#include "pipeline/sections.h"
 
 /* ---- sections (enum + table) ---- */
 typedef enum {
@@ -57,6 +58,7 @@ typedef struct datm_spec {
     char  variant[64];                   /* model.variant */
     const datm_model_ops *ops;           /* registry entry of the variant */
     datm_config *sec[DATM_SEC_COUNT_];   /* validated sections, every key resolved */
+    datm_spec_params p;                  /* the engine sections typed (from sec[]) */
     char *overrides[DATM_MAX_OVERRIDES]; /* as given on the command line */
     int   n_overrides;
     char *resolved;                      /* canonical resolved YAML (no comments) */

@@ -93,7 +93,7 @@ int datm_run_predict(const char *run_dir, const datm_model_catalog *cat,
     }
     if (!rc) rc = check_result(f, result, test_name, hash, err);
     const uint64_t seed =
-        rc ? 0 : (uint64_t)datm_config_int(datm_spec_section(&spec, DATM_SEC_RUN), "seed");
+        rc ? 0 : (uint64_t)spec.p.run.seed;
     int64_t bpe, total;
     if (!rc) rc = datm_run_model_create(&spec, &data, seed, &m, &bpe, &total, err);
     if (!rc) rc = datm_h5_group(f, DATM_GRP_MODEL, 0, &g, err);
@@ -107,10 +107,10 @@ int datm_run_predict(const char *run_dir, const datm_model_catalog *cat,
         if (!out->probs || !out->labels) rc = DATM_E_NOMEM;
     }
     if (!rc) {
-        const datm_config *ec = datm_spec_section(&spec, DATM_SEC_EVALUATE);
+        const datm_evaluate_params *ec = &spec.p.evaluate;
         const double t0 = datm_time_now();
         rc = spec.ops->predict(m, &data.test.X, datm_run_predict_seed(seed),
-                               (int)datm_config_int(ec, "predict_samples"), out->probs, err);
+                               (int)ec->predict_samples, out->probs, err);
         out->predict_s = datm_time_now() - t0;
     }
     if (!rc) {

@@ -49,7 +49,7 @@ int datm_provenance_write(datm_h5 *root, const datm_spec *spec, const datm_run_o
     );
     snprintf(blas, sizeof blas, "%s", openblas_get_config());
 
-    const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
+    const datm_run_params *rp = &spec->p.run;
     int rc = datm_h5_attr_str(root, DATM_ATTR_VERSION, datm_version_string(), err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_COMMIT, datm_git_commit(), err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_GIT_DIRTY,
@@ -60,7 +60,7 @@ int datm_provenance_write(datm_h5 *root, const datm_spec *spec, const datm_run_o
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_STATUS, DATM_STATUS_RUNNING, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_SPEC, spec->resolved, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_SPEC_HASH, spec->hash, err);
-    if (!rc) rc = datm_h5_attr_i64(root, DATM_ATTR_SEED, datm_config_int(rc_, "seed"), err);
+    if (!rc) rc = datm_h5_attr_i64(root, DATM_ATTR_SEED, rp->seed, err);
     if (!rc) rc = datm_h5_attr_i64(root, DATM_ATTR_THREADS, threads, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_COMPILER, "gcc " __VERSION__, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_CFLAGS, flags, err);
@@ -70,7 +70,7 @@ int datm_provenance_write(datm_h5 *root, const datm_spec *spec, const datm_run_o
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_HOST, host, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_ARGV, argv, err);
     if (!rc) rc = datm_h5_attr_str(root, "variant", spec->variant, err);
-    if (!rc) rc = datm_h5_attr_str(root, "name", datm_config_str(rc_, "name"), err);
+    if (!rc) rc = datm_h5_attr_str(root, "name", rp->name, err);
     /* the command-line overrides and the defaults that were applied */
     char buf[8192];
     o = 0;
@@ -87,12 +87,12 @@ int datm_data_info_write(datm_h5 *root, const datm_spec *spec, const datm_run_da
                          datm_error *err)
 {
     datm_h5 *g = NULL;
-    const datm_config *dc = datm_spec_section(spec, DATM_SEC_DATA);
+    const datm_data_params *dc = &spec->p.data;
     int rc = datm_h5_group(root, DATM_GRP_DATA, 1, &g, err);
-    if (!rc) rc = datm_h5_attr_str(g, DATM_DATA_ATTR_NAME, datm_config_str(dc, "dataset"), err);
+    if (!rc) rc = datm_h5_attr_str(g, DATM_DATA_ATTR_NAME, dc->dataset, err);
     if (!rc) rc = datm_h5_attr_str(g, DATM_DATA_ATTR_DIR, d->dir, err);
     if (!rc) rc = datm_h5_attr_str(g, "protocol", d->protocol, err);
-    if (!rc) rc = datm_h5_attr_f64(g, "obs_fraction", datm_config_real(dc, "obs_fraction"), err);
+    if (!rc) rc = datm_h5_attr_f64(g, "obs_fraction", dc->obs_fraction, err);
     for (int i = 0; i < d->n_files && !rc; i++) {
         char name[96];
         snprintf(name, sizeof name, "sha256:%s", d->file_name[i]);

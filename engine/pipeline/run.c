@@ -199,8 +199,7 @@ static int check_finite(run_ctx *c, const datm_train_stats *s, int64_t iter, dat
         return datm_error_set(err, DATM_E_NUMERIC, "iteration %lld (epoch %lld, batch %lld): %s "
                               "is %g; stopped (the last good checkpoint is kept)", (long long)iter,
                               (long long)ep, (long long)b, bad, val);
-    if (!datm_config_bool(datm_spec_section(c->spec, DATM_SEC_TRAIN), "check_phi") ||
-        !c->m->ops->get_phi)
+    if (!c->spec->p.train.check_phi || !c->m->ops->get_phi)
         return DATM_OK;
     for (int l = 1; l <= c->n_layers; l++) {
         const float *phi;
@@ -219,7 +218,7 @@ static int check_finite(run_ctx *c, const datm_train_stats *s, int64_t iter, dat
 
 static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
 {
-    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
+    const datm_train_params *tc = &c->spec->p.train;
     double row[DATM_CURVE_MAX_COLS];
     for (int i = 0; i < DATM_CURVE_MAX_COLS; i++) row[i] = NAN;
     datm_train_accum *a = &c->st.acc;
@@ -230,7 +229,7 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
     row[3] = a->n ? a->loss / n : NAN;
     row[4] = a->n ? a->loglik / n : NAN;
     int rc = eval_perplexity(c->m, &c->data.curve_obs, &c->data.curve_held,
-                             datm_config_int(tc, "eval_burnin"), datm_config_int(tc, "eval_samples"),
+                             tc->eval_burnin, tc->eval_samples,
                              eval_seed(c->seed, (uint64_t)iter), &row[5], &row[6], NULL, NULL,
                              NULL, err);
     if (rc) return rc;
@@ -257,25 +256,24 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
 
 static int do_checkpoint(run_ctx *c, datm_error *err)
 {
-    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
+    const datm_train_params *tc = &c->spec->p.train;
     return datm_checkpoint_write(c->dir, c->spec, c->m, &c->st, &c->curves,
-                                 (int)datm_config_int(tc, "keep_checkpoints"), err);
+                                 (int)tc->keep_checkpoints, err);
 }
 
 static int train_stage(run_ctx *c, datm_error *err)
 {
-    const datm_config *tc = datm_spec_section(c->spec, DATM_SEC_TRAIN);
-    const int64_t B = datm_config_int(tc, "batch_size");
-    const int64_t eval_every = datm_config_int(tc, "eval_every");
-    const int64_t ckpt_every = datm_config_int(tc, "checkpoint_every");
+    const datm_train_params *tc = &c->spec->p.train;
+    const int64_t B = tc->batch_size;
+    const int64_t eval_every = tc->eval_every;
+    const int64_t ckpt_every = tc->checkpoint_every;
     const char *kill_env = getenv("DATM_TEST_KILL_AT_ITER");   /* tests: simulate a crash */
     const int64_t kill_at = kill_env ? atoll(kill_env) : -1;
     const char *int_env = getenv("DATM_TEST_SIGINT_AT_ITER");   /* tests: Ctrl-C at a batch */
     const int64_t int_at = int_env ? atoll(int_env) : -1;
     datm_batch_iter it;
     int rc = datm_batch_iter_init(&it, c->data.train_X.n_rows, B, c->seed,
-                                  datm_config_bool(tc, "shuffle"), datm_config_bool(tc, "drop_last"),
-                                  err);
+                                  tc->shuffle, tc->drop_last, err);
     if (rc) return rc;
     datm_batch_iter_seek(&it, c->st.epoch, c->st.batch);
     datm_progress prog;
@@ -378,8 +376,8 @@ static int class_report(run_ctx *c, const int32_t *pred, int64_t n, int C, datm_
 
 static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
 {
-    const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
-    const int ns = (int)datm_config_int(ec, "feature_samples");
+    const datm_evaluate_params *ec = &c->spec->p.evaluate;
+    const int ns = (int)ec->feature_samples;
     const datm_csr *Xtr = &c->data.train_X, *Xte = &c->data.test.X;
     const int C = c->data.train.n_classes;
     float *ftr = NULL, *fte = NULL;
@@ -419,22 +417,22 @@ static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
 
 static int evaluate_stage(run_ctx *c, datm_error *err)
 {
-    const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
+    const datm_evaluate_params *ec = &c->spec->p.evaluate;
     const uint64_t es = eval_seed(c->seed, DATM_RUN_EVAL_INDEX);
     int rc = DATM_OK;
-    if (datm_config_bool(ec, "perplexity")) {
+    if (ec->perplexity) {
         double secs = 0;
-        int64_t S = datm_config_int(ec, "samples");
+        int64_t S = ec->samples;
         sample_curve sc = {c->sc_n, c->sc_ppl, c->sc_obs, 0, SAMPLE_CURVE_MAX};
         rc = eval_perplexity(c->m, &c->data.eval_obs, &c->data.eval_held,
-                             datm_config_int(ec, "burnin"), S, es, &c->ppl, &c->ppl_obs, &secs,
+                             ec->burnin, S, es, &c->ppl, &c->ppl_obs, &secs,
                              "evaluate", &sc, err);
         if (rc) return rc;
         c->sc_len = sc.len;
         for (int i = 0; i < sc.len; i++)
             datm_info("evaluate: after %lld of %lld draws: perplexity %.6g (observed part %.6g)",
                       (long long)sc.n[i], (long long)S, sc.ppl[i], sc.obs[i]);
-        int64_t ts = datm_config_int(ec, "time_samples");
+        int64_t ts = ec->time_samples;
         if (ts > 0) {
             double p1, p2;
             rc = eval_perplexity(c->m, &c->data.eval_obs, NULL, 0, ts, es, &p1, &p2, &secs,
@@ -459,7 +457,7 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
         if (!probs || !pred) rc = DATM_E_NOMEM;
         const double t0 = datm_time_now();
         if (!rc) rc = c->m->ops->predict(c->m, X, datm_run_predict_seed(c->seed),
-                                         (int)datm_config_int(ec, "predict_samples"), probs, err);
+                                         (int)ec->predict_samples, probs, err);
         if (!rc && X->n_rows) c->predict_s_per_doc = (datm_time_now() - t0) / (double)X->n_rows;
         if (!rc) {
             datm_argmax_rows(probs, X->n_rows, C, pred);
@@ -496,10 +494,10 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         if (!rc) rc = write_metric(g, DATM_MET_ERROR_RATE, c->error_rate, err);
         if (!rc) rc = write_metric(g, "macro_f1", c->macro_f1, err);
         if (!rc) rc = write_metric(g, "predict_s_per_doc", c->predict_s_per_doc, err);
-        const datm_config *ec = datm_spec_section(c->spec, DATM_SEC_EVALUATE);
-        if (!rc) rc = datm_h5_attr_i64(g, "samples", datm_config_int(ec, "samples"), err);
-        if (!rc) rc = datm_h5_attr_i64(g, "burnin", datm_config_int(ec, "burnin"), err);
-        if (!rc) rc = datm_h5_attr_i64(g, "time_samples", datm_config_int(ec, "time_samples"), err);
+        const datm_evaluate_params *ec = &c->spec->p.evaluate;
+        if (!rc) rc = datm_h5_attr_i64(g, "samples", ec->samples, err);
+        if (!rc) rc = datm_h5_attr_i64(g, "burnin", ec->burnin, err);
+        if (!rc) rc = datm_h5_attr_i64(g, "time_samples", ec->time_samples, err);
         if (!rc) rc = datm_h5_attr_str(g, "protocol", c->data.protocol, err);
         if (!rc && c->classifier) rc = datm_h5_attr_str(g, "classifier", c->classifier, err);
         if (!rc) rc = datm_h5_attr_i64(g, "eval_docs", c->data.eval_obs.n_rows, err);
@@ -609,11 +607,11 @@ static int write_report(run_ctx *c, datm_error *err)
     int rc = datm_afile_open(&a, path, err);
     if (rc) return rc;
     FILE *f = a.f;
-    const datm_config *rc_ = datm_spec_section(c->spec, DATM_SEC_RUN);
+    const datm_run_params *rp = &c->spec->p.run;
     fprintf(f, "# %s\n\nvariant `%s`, data `%s` (%s), seed %lld, spec hash `%.16s`\n\n",
-            datm_config_str(rc_, "name"), c->spec->variant,
-            datm_config_str(datm_spec_section(c->spec, DATM_SEC_DATA), "dataset"), c->data.protocol,
-            (long long)datm_config_int(rc_, "seed"), c->spec->hash);
+            rp->name, c->spec->variant,
+            c->spec->p.data.dataset, c->data.protocol,
+            (long long)rp->seed, c->spec->hash);
     fprintf(f, "| metric | value |\n|---|---|\n");
     const struct { const char *name; double v; } mets[] = {
         {DATM_MET_PERPLEXITY, c->ppl}, {DATM_MET_PERPLEXITY_OBS, c->ppl_obs},
@@ -623,9 +621,9 @@ static int write_report(run_ctx *c, datm_error *err)
         if (!isnan(mets[i].v)) fprintf(f, "| %s | %.9g |\n", mets[i].name, mets[i].v);
     fprintf(f, "\n%lld mini-batches of %lld documents; %lld training and %lld evaluation "
                "documents; S = %lld samples.\n\n", (long long)c->st.iteration,
-            (long long)datm_config_int(datm_spec_section(c->spec, DATM_SEC_TRAIN), "batch_size"),
+            (long long)c->spec->p.train.batch_size,
             (long long)c->data.train_X.n_rows, (long long)c->data.eval_obs.n_rows,
-            (long long)datm_config_int(datm_spec_section(c->spec, DATM_SEC_EVALUATE), "samples"));
+            (long long)c->spec->p.evaluate.samples);
     fprintf(f, "Figures: `figures/` (each with its `.gp` and `.dat`).\n\n## Resolved spec\n\n```yaml\n%s```\n",
             c->spec->resolved);
     return datm_afile_commit(&a, err);
@@ -795,16 +793,16 @@ static int prepare(run_ctx *c, datm_error *err)
 int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t seed,
                           datm_model **m, int64_t *bpe, int64_t *total, datm_error *err)
 {
-    const datm_config *tc = datm_spec_section(s, DATM_SEC_TRAIN);
-    const int64_t N = d->train_X.n_rows, B = datm_config_int(tc, "batch_size");
-    *bpe = datm_config_bool(tc, "drop_last") ? N / B : (N + B - 1) / B;
+    const datm_train_params *tc = &s->p.train;
+    const int64_t N = d->train_X.n_rows, B = tc->batch_size;
+    *bpe = tc->drop_last ? N / B : (N + B - 1) / B;
     if (*bpe <= 0)
         return datm_error_set(err, DATM_E_INVALID, "train.batch_size %lld with drop_last leaves no "
                               "mini-batch of %lld documents", (long long)B, (long long)N);
-    *total = *bpe * datm_config_int(tc, "epochs");
+    *total = *bpe * tc->epochs;
     datm_run_info info = {
         .n_train = N, .n_vocab = d->train_X.n_cols, .n_classes = d->train.n_classes,
-        .batch_size = B, .epochs = datm_config_int(tc, "epochs"), .total_iters = *total,
+        .batch_size = B, .epochs = tc->epochs, .total_iters = *total,
         .seed = seed, .threads = omp_get_max_threads(), .train = &d->train_X,
         .train_labels = d->train_labels, .vocab = d->train.vocab};
     int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, m, err);
@@ -858,9 +856,9 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     c.lock.fd = c.final_lock.fd = -1;
     c.ppl = c.ppl_obs = c.test_s_per_doc = c.error_rate = NAN;
     c.macro_f1 = c.predict_s_per_doc = NAN;
-    const datm_config *rc_ = datm_spec_section(spec, DATM_SEC_RUN);
-    c.seed = (uint64_t)datm_config_int(rc_, "seed");
-    int threads = (int)datm_config_int(rc_, "threads");
+    const datm_run_params *rp = &spec->p.run;
+    c.seed = (uint64_t)rp->seed;
+    int threads = (int)rp->threads;
     if (threads > 0) {
         /* OpenBLAS (the pthreads build) keeps its own thread count, all cores by default,
          * apart from OpenMP's: without this `--threads 1` still ran every product the engine
@@ -886,7 +884,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_fp_flush_begin(&fp_saved);
     datm_log_set_callback(tee_log, c.log);
     datm_info("run %s: variant %s, spec hash %.16s, %d threads (BLAS %d) -> %s",
-              datm_config_str(rc_, "name"), spec->variant, spec->hash, threads,
+              rp->name, spec->variant, spec->hash, threads,
               openblas_get_num_threads(), c.dir);
 
     /* result.h5.part with provenance and status RUNNING before any work */
@@ -899,9 +897,9 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     }
     if (!rc) {
         double t0 = datm_time_now();
-        const datm_config *ec = datm_spec_section(spec, DATM_SEC_EVALUATE);
-        rc = datm_topics_reference_check(datm_config_str(ec, "coherence.reference"),
-                                         datm_config_int(ec, "coherence.window"), err);
+        const datm_evaluate_params *ec = &spec->p.evaluate;
+        rc = datm_topics_reference_check(ec->coherence_reference,
+                                         ec->coherence_window, err);
         if (!rc) rc = datm_run_data_load(spec, &c.data, err);
         if (!rc)
             datm_info("data: %s (%s): %lld training documents, %lld evaluation documents, V = %lld "
@@ -935,11 +933,11 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         }
     }
 
-    const datm_config *oc = datm_spec_section(spec, DATM_SEC_OUTPUT);
+    const datm_output_params *oc = &spec->p.output;
     if (!rc) {
         rc = write_result_body(&c, 1, 1, err);
         datm_test_kill("result");
-        if (!rc && opts->topics && datm_config_bool(oc, "topics")) {
+        if (!rc && opts->topics && oc->topics) {
             /* optional: a topics stage that cannot run (no reference corpus) warns; one whose
              * write failed (a full disk) fails the run, since the file may be damaged */
             datm_error e = {0};
@@ -959,7 +957,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
             datm_info("result: %s (COMPLETED)", c.final);
             datm_test_kill("renamed");
             datm_error e = {0};
-            if (opts->figures && datm_config_bool(oc, "figures") &&
+            if (opts->figures && oc->figures &&
                 opts->figures(c.dir, c.final, &e)) {
                 /* the result stays COMPLETED; the command still fails, naming the file */
                 datm_log(DATM_LOG_ERROR, "figures stage: %s", e.msg);
@@ -973,7 +971,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
                 rc = datm_error_set(err, e.code, "%s (%s is COMPLETED)", e.msg, c.final);
             }
             datm_error_clear(&e);
-            if (datm_config_bool(oc, "report")) {
+            if (oc->report) {
                 int bad = opts->report ? opts->report(c.dir, c.final, &e) : write_report(&c, &e);
                 if (bad) {
                     datm_log(DATM_LOG_ERROR, "report stage: %s", e.msg);
@@ -1040,7 +1038,7 @@ int datm_run_check(const datm_spec *spec, const datm_run_opts *opts, datm_run_ch
     memset(&c, 0, sizeof c);
     c.spec = spec;
     c.opts = opts;
-    c.seed = (uint64_t)datm_config_int(datm_spec_section(spec, DATM_SEC_RUN), "seed");
+    c.seed = (uint64_t)spec->p.run.seed;
     int rc = datm_run_data_load(spec, &c.data, err);
     if (!rc) {
         info->n_train = c.data.train_X.n_rows;

@@ -95,9 +95,9 @@ static int load_split(const datm_run_data *d, const char *split, datm_corpus *c,
 int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
 {
     memset(d, 0, sizeof *d);
-    const datm_config *dc = datm_spec_section(spec, DATM_SEC_DATA);
-    const datm_config *tc = datm_spec_section(spec, DATM_SEC_TRAIN);
-    const char *name = datm_config_str(dc, "dataset");
+    const datm_data_params *dc = &spec->p.data;
+    const datm_train_params *tc = &spec->p.train;
+    const char *name = dc->dataset;
     if (!name[0]) {
         datm_error_set(err, DATM_E_INVALID, "data.dataset is empty: name a data set under "
                        "$DATM_DATA (e.g. 20news_2000) or a directory");
@@ -124,15 +124,22 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     char p1[1200], p2[1200];
     int has_heldout = docword_path(d->dir, "test_obs", p1, sizeof p1) &&
                       docword_path(d->dir, "test_heldout", p2, sizeof p2);
-    const char *proto = datm_config_str(dc, "protocol");
+    const char *proto = dc->protocol;
     if (!strcmp(proto, "auto")) proto = has_heldout ? "heldout-docs" : "token-split";
     snprintf(d->protocol, sizeof d->protocol, "%s", proto);
     if (!strcmp(proto, "heldout-docs") && !has_heldout)
         return datm_error_set(err, DATM_E_INVALID, "data.protocol heldout-docs: %s has no "
                               "test_obs/test_heldout docword files (use token-split)", d->dir);
+    /* the observed share of a document is the data set's own under heldout-docs */
+    const datm_param_schema *of = &datm_data_params_schema[DATM_DATA_ROW_obs_fraction];
+    if (!strcmp(proto, "heldout-docs") && dc->obs_fraction != strtod(of->def, NULL))
+        return datm_error_set(err, DATM_E_INVALID, "data.%s %g: not used under the heldout-docs "
+                              "protocol (%s ships its test documents split into observed and "
+                              "held-out parts); remove it or set data.protocol: token-split",
+                              of->key, dc->obs_fraction, d->dir);
 
-    const int64_t n_train = datm_config_int(dc, "train_docs");
-    const int64_t n_eval = datm_config_int(dc, "eval_docs");
+    const int64_t n_train = dc->train_docs;
+    const int64_t n_eval = dc->eval_docs;
     datm_csr train_all = {0};
     rc = first_rows(&d->train.X, n_train, &train_all, err);
     if (rc) return rc;
@@ -158,8 +165,8 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         /* token-split of the training documents (docs/reference.md 4.5): the split's seed is
          * the run's */
         datm_csr obs = {0}, held = {0};
-        uint64_t seed = (uint64_t)datm_config_int(datm_spec_section(spec, DATM_SEC_RUN), "seed");
-        rc = datm_token_split(&train_all, datm_config_real(dc, "obs_fraction"), seed, &obs, &held,
+        uint64_t seed = (uint64_t)spec->p.run.seed;
+        rc = datm_token_split(&train_all, dc->obs_fraction, seed, &obs, &held,
                               err);
         if (!rc) rc = first_rows(&obs, n_eval, &d->eval_obs, err);
         if (!rc) rc = first_rows(&held, n_eval, &d->eval_held, err);
@@ -168,14 +175,14 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         datm_csr_free(&held);
     }
     datm_csr_free(&train_all);
-    if (!rc) rc = first_rows(&d->eval_obs, datm_config_int(tc, "eval_docs"), &d->curve_obs, err);
-    if (!rc) rc = first_rows(&d->eval_held, datm_config_int(tc, "eval_docs"), &d->curve_held, err);
+    if (!rc) rc = first_rows(&d->eval_obs, tc->eval_docs, &d->curve_obs, err);
+    if (!rc) rc = first_rows(&d->eval_held, tc->eval_docs, &d->curve_held, err);
 
     /* full test documents with labels, for the classification metric */
     char lp[1200];
     snprintf(lp, sizeof lp, "%s/test.labels", d->dir);
     if (!rc && file_exists(lp) && docword_path(d->dir, "test", p1, sizeof p1) &&
-        datm_config_bool(datm_spec_section(spec, DATM_SEC_EVALUATE), "classify")) {
+        spec->p.evaluate.classify) {
         rc = load_split(d, "test", &d->test, V, err);
         /* a test class the training set does not have cannot be predicted, and the error rate
          * would count it only at the end of the run: refused before training */

@@ -100,6 +100,8 @@ static int section_by_name(const char *name)
     return -1;
 }
 
+static void spec_params_fill(datm_spec *s);
+
 /* ---- overrides ---- */
 
 int datm_override_split(const char *arg, char *key, size_t key_size, const char **value)
@@ -433,18 +435,23 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
     if (c->n_errors) return DATM_OK;
 
     /* derived defaults: name from the file, output.dir from the name */
-    char stem[256];
-    if (!datm_config_str(s->sec[DATM_SEC_RUN], "name")[0]) {
+    datm_run_params_get(s->sec[DATM_SEC_RUN], &s->p.run);
+    datm_output_params_get(s->sec[DATM_SEC_OUTPUT], &s->p.output);
+    if (!s->p.run.name[0]) {
+        char stem[256], q[300];
         file_stem(c->file, stem, sizeof stem);
-        char q[300];
         snprintf(q, sizeof q, "\"%s\"", stem);
-        if (datm_config_set(s->sec[DATM_SEC_RUN], "name", q, err)) return err->code;
+        if (datm_config_set(s->sec[DATM_SEC_RUN], datm_run_params_schema[DATM_RUN_ROW_name].key, q, err))
+            return err->code;
+        datm_run_params_get(s->sec[DATM_SEC_RUN], &s->p.run);
     }
-    if (!datm_config_str(s->sec[DATM_SEC_OUTPUT], "dir")[0]) {
+    if (!s->p.output.dir[0]) {
         char d[600];
-        snprintf(d, sizeof d, "\"results/%s\"", datm_config_str(s->sec[DATM_SEC_RUN], "name"));
-        if (datm_config_set(s->sec[DATM_SEC_OUTPUT], "dir", d, err)) return err->code;
+        snprintf(d, sizeof d, "\"results/%s\"", s->p.run.name);
+        if (datm_config_set(s->sec[DATM_SEC_OUTPUT], datm_output_params_schema[DATM_OUTPUT_ROW_dir].key, d, err))
+            return err->code;
     }
+    spec_params_fill(s);
     return DATM_OK;
 }
 
@@ -557,6 +564,16 @@ char *datm_spec_to_yaml(const datm_spec *s, int with_comments, datm_error *err)
 char *datm_spec_origins_yaml(const datm_spec *s, datm_error *err)
 {
     return spec_yaml_mode(s, 2, 0, err);
+}
+
+/* The typed copy of the engine sections (after every value, derived ones too, is set). */
+static void spec_params_fill(datm_spec *s)
+{
+    datm_run_params_get(s->sec[DATM_SEC_RUN], &s->p.run);
+    datm_data_params_get(s->sec[DATM_SEC_DATA], &s->p.data);
+    datm_train_params_get(s->sec[DATM_SEC_TRAIN], &s->p.train);
+    datm_evaluate_params_get(s->sec[DATM_SEC_EVALUATE], &s->p.evaluate);
+    datm_output_params_get(s->sec[DATM_SEC_OUTPUT], &s->p.output);
 }
 
 const datm_config *datm_spec_section(const datm_spec *s, datm_section_id id)
