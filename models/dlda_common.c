@@ -8,45 +8,44 @@
 
 #include "rand/rand.h"
 
-int dlda_cfg_read(const datm_config *cfg, const datm_run_info *info, dlda_cfg *out,
-                  datm_error *err)
+DATM_PARAMS_GETTER(dlda_common_params, DLDA_COMMON_PARAMS)
+
+int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_info *info,
+                  dlda_cfg *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    const int64_t *K;
-    int L = datm_config_int_list(cfg, "layers", &K);
-    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
+    const int L = p->layers.n;
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d allowed)", L,
                               DATM_MAX_LAYERS);
     if (info->n_vocab < 1)
         return datm_error_set(err, DATM_E_INVALID, "model: empty vocabulary");
     out->L = L;
     out->K[0] = info->n_vocab;
-    for (int l = 1; l <= L; l++) out->K[l] = K[l - 1];
+    for (int l = 1; l <= L; l++) out->K[l] = p->layers.v[l - 1];
     datm_gbn_opts *o = &out->o;
     datm_gbn_opts_default(o);
-    const double *eta;
-    int ne = datm_config_real_list(cfg, "eta", &eta);
+    const int ne = p->eta.n;
     if (ne != 0 && ne != 1 && ne != L)
         return datm_error_set(err, DATM_E_INVALID,
                               "model.eta: %d values for %d layers (give [], one value, or %d)", ne,
                               L, L);
-    for (int l = 1; l <= L; l++) o->eta[l] = ne == 0 ? 0.0 : eta[ne == 1 ? 0 : l - 1];
-    o->init_lo = datm_config_real(cfg, "phi_init_lo");
+    for (int l = 1; l <= L; l++) o->eta[l] = ne == 0 ? 0.0 : p->eta.v[ne == 1 ? 0 : l - 1];
+    o->init_lo = p->phi_init_lo;
     o->use_r = 1;
-    o->gamma0 = datm_config_real(cfg, "gamma0");
-    o->c0 = datm_config_real(cfg, "c0");
-    o->r_floor = datm_config_real(cfg, "r_floor");
-    o->phi_floor = datm_config_real(cfg, "phi_floor");
-    o->a0pj = datm_config_real(cfg, "a0pj");
-    o->b0pj = datm_config_real(cfg, "b0pj");
-    o->e0cj = datm_config_real(cfg, "e0cj");
-    o->f0cj = datm_config_real(cfg, "f0cj");
-    out->mode = strcmp(datm_config_str(cfg, "count_mode"), "expected") == 0 ? DATM_AUG_EXPECTED
-                                                                          : DATM_AUG_SAMPLED;
-    out->test_burnin = datm_config_int(cfg, "test_burnin");
-    out->eval_thin = datm_config_int(cfg, "eval_thin");
-    out->eval_chain = strcmp(datm_config_str(cfg, "eval_globals"), "chain") == 0;
-    out->cp_after = datm_config_int(cfg, "cp_after");
+    o->gamma0 = p->gamma0;
+    o->c0 = p->c0;
+    o->r_floor = p->r_floor;
+    o->phi_floor = p->phi_floor;
+    o->a0pj = p->a0pj;
+    o->b0pj = p->b0pj;
+    o->e0cj = p->e0cj;
+    o->f0cj = p->f0cj;
+    out->mode = strcmp(p->count_mode, "expected") == 0 ? DATM_AUG_EXPECTED : DATM_AUG_SAMPLED;
+    out->test_burnin = p->test_burnin;
+    out->eval_thin = p->eval_thin;
+    out->eval_chain = strcmp(p->eval_globals, "chain") == 0;
+    out->cp_after = cp_after;
     return DATM_OK;
 }
 

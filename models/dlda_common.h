@@ -9,36 +9,47 @@
 #include "eval/perplexity.h"
 #include "io/h5.h"
 #include "pipeline/model.h"
+#include "pipeline/params.h"
 
-/* Schema entries common to both variants (each variant's table starts with these). */
-#define DLDA_NOB 1.0, 0.0
-#define DLDA_COMMON_SCHEMA                                                                     \
-    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 1e6, NULL,                             \
-     "widths K_1..K_L from the bottom (topics over words) up"},                                \
-    {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,                                      \
-     "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value for all "          \
-     "layers, or one per layer"},                                                              \
-    {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,                                       \
-     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)"},      \
-    {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): gamma0"}, \
-    {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "r_k ~ Gam(gamma0/K_L, 1/c0): c0"},          \
-    {"r_floor", DATM_PARAM_REAL, "1e-10", 0, 1, NULL, "r_k is kept >= r_floor"},               \
-    {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,                                     \
-     "Phi entries are clamped to >= phi_floor before renormalising (no exact zeros)"},         \
-    {"a0pj", DATM_PARAM_REAL, "0.01", 1e-12, 1e6, NULL, "p_n(2) ~ Beta(a0pj + x_n, b0pj + .)"}, \
-    {"b0pj", DATM_PARAM_REAL, "0.01", 1e-12, 1e6, NULL, "p_n(2) ~ Beta(a0pj + ., b0pj + .)"},  \
-    {"e0cj", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)"},  \
-    {"f0cj", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL, "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)"},  \
-    {"count_mode", DATM_PARAM_CHOICE, "sampled", DLDA_NOB, "sampled|expected",                 \
-     "augmented counts fed to the global update: sampled, or their expectations "             \
-     "(FurCollapse, docs/reference.md 1.8)"},                                                    \
-    {"test_burnin", DATM_PARAM_INT, "100", 0, 1e7, NULL,                                       \
-     "test-document Gibbs sweeps (globals fixed) before the first evaluation draw"},           \
-    {"eval_thin", DATM_PARAM_INT, "1", 1, 1e6, NULL, "test-document sweeps per evaluation draw"}, \
-    {"eval_globals", DATM_PARAM_CHOICE, "chain", DLDA_NOB, "chain|fixed",                      \
-     "chain: each evaluation draw also advances a copy of the global chain by one training "  \
-     "iteration, so the rate averages over Phi samples too (the authors' interleaved "         \
-     "protocol); fixed: the current globals only"}
+/* Rows common to both variants' tables (pipeline/params.h; each variant's table starts with
+ * these) and their struct. */
+#define DLDA_COMMON_PARAMS(X) \
+    X(layers, "layers", INT_LIST, "[128, 64, 32]", 1, 1e6, NULL, \
+      "widths K_1..K_L from the bottom (topics over words) up") \
+    X(eta, "eta", REAL_LIST, "[]", 1e-12, 1e6, NULL, \
+      "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value for all " \
+      "layers, or one per layer") \
+    X(phi_init_lo, "phi_init_lo", REAL, "0.05", 0, 1, NULL, \
+      "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)") \
+    X(gamma0, "gamma0", REAL, "1", 1e-12, 1e6, NULL, \
+      "r_k ~ Gam(gamma0/K_L, 1/c0): gamma0") \
+    X(c0, "c0", REAL, "1", 1e-12, 1e6, NULL, \
+      "r_k ~ Gam(gamma0/K_L, 1/c0): c0") \
+    X(r_floor, "r_floor", REAL, "1e-10", 0, 1, NULL, \
+      "r_k is kept >= r_floor") \
+    X(phi_floor, "phi_floor", REAL, "1e-10", 0, 1e-3, NULL, \
+      "Phi entries are clamped to >= phi_floor before renormalising (no exact zeros)") \
+    X(a0pj, "a0pj", REAL, "0.01", 1e-12, 1e6, NULL, \
+      "p_n(2) ~ Beta(a0pj + x_n, b0pj + .)") \
+    X(b0pj, "b0pj", REAL, "0.01", 1e-12, 1e6, NULL, \
+      "p_n(2) ~ Beta(a0pj + ., b0pj + .)") \
+    X(e0cj, "e0cj", REAL, "1", 1e-12, 1e6, NULL, \
+      "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)") \
+    X(f0cj, "f0cj", REAL, "1", 1e-12, 1e6, NULL, \
+      "c_n(t) ~ Gam(e0cj + ., 1)/(f0cj + .)") \
+    X(count_mode, "count_mode", CHOICE, "sampled", DATM_NOB, "sampled|expected", \
+      "augmented counts fed to the global update: sampled, or their expectations " \
+      "(FurCollapse, docs/reference.md 1.8)") \
+    X(test_burnin, "test_burnin", INT, "100", 0, 1e7, NULL, \
+      "test-document Gibbs sweeps (globals fixed) before the first evaluation draw") \
+    X(eval_thin, "eval_thin", INT, "1", 1, 1e6, NULL, \
+      "test-document sweeps per evaluation draw") \
+    X(eval_globals, "eval_globals", CHOICE, "chain", DATM_NOB, "chain|fixed", \
+      "chain: each evaluation draw also advances a copy of the global chain by one training " \
+      "iteration, so the rate averages over Phi samples too (the authors' interleaved " \
+      "protocol); fixed: the current globals only")
+DATM_PARAMS_STRUCT(dlda_common_params, DLDA_COMMON_PARAMS)
+void dlda_common_params_get(const datm_config *c, dlda_common_params *p);
 
 /* Everything read from the model: section that both variants use. */
 typedef struct dlda_cfg {
@@ -51,8 +62,9 @@ typedef struct dlda_cfg {
     int64_t       cp_after;                     /* as given (variant resolves defaults) */
 } dlda_cfg;
 
-int dlda_cfg_read(const datm_config *cfg, const datm_run_info *info, dlda_cfg *out,
-                  datm_error *err);
+/* Decoder options from the common keys; cp_after is the variant's own row. */
+int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_info *info,
+                  dlda_cfg *out, datm_error *err);
 
 /* What both variants' model structs start with (as their first member `b`): the plugin
  * header, the configuration, the globals and the borrowed training set. The shared

@@ -25,13 +25,16 @@ typedef struct dlda_gibbs {
     datm_gbn_stats *s;
 } dlda_gibbs;
 
-static const datm_param_schema dlda_gibbs_schema[] = {
-    DLDA_COMMON_SCHEMA,
-    {"sample_hyper", DATM_PARAM_BOOL, "true", DLDA_NOB, NULL,
-     "resample gamma0 and c0 each iteration (GBN code); false keeps them fixed"},
-    {"cp_after", DATM_PARAM_INT, "10", 0, 1e9, NULL,
-     "iterations (sweeps of a chain) before c_n, p_n are sampled; c = 1 until then"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+/* The variant's own rows of model: (after DLDA_COMMON_PARAMS; pipeline/params.h). */
+#define DLDA_GIBBS_PARAMS(X) \
+    X(sample_hyper, "sample_hyper", BOOL, "true", DATM_NOB, NULL, \
+      "resample gamma0 and c0 each iteration (GBN code); false keeps them fixed") \
+    X(cp_after, "cp_after", INT, "10", 0, 1e9, NULL, \
+      "iterations (sweeps of a chain) before c_n, p_n are sampled; c = 1 until then")
+DATM_PARAMS_STRUCT(dlda_gibbs_params, DLDA_GIBBS_PARAMS)
+static DATM_PARAMS_GETTER(dlda_gibbs_params, DLDA_GIBBS_PARAMS)
+#define DLDA_GIBBS_ALL_PARAMS(X) DLDA_COMMON_PARAMS(X) DLDA_GIBBS_PARAMS(X)
+static const datm_param_schema dlda_gibbs_schema[] = {DATM_PARAMS_ROWS(DLDA_GIBBS_ALL_PARAMS)};
 
 /* One Gibbs iteration on (g, ch) over X. */
 static int gibbs_iterate(const dlda_gibbs *m, datm_gbn *g, datm_gbn_chain *ch, datm_gbn_stats *s,
@@ -203,8 +206,12 @@ static int dg_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     dlda_gibbs *m = datm_alloc(sizeof *m, err);
     if (!m) return err->code;
     m->b.base.ops = &datm_model_dlda_gibbs;
-    int rc = dlda_cfg_read(cfg, info, &m->b.c, err);
-    m->sample_hyper = datm_config_bool(cfg, "sample_hyper");
+    dlda_common_params pc;
+    dlda_gibbs_params pg;
+    dlda_common_params_get(cfg, &pc);
+    dlda_gibbs_params_get(cfg, &pg);
+    int rc = dlda_cfg_read(&pc, pg.cp_after, info, &m->b.c, err);
+    m->sample_hyper = pg.sample_hyper;
     m->b.train = info->train;
     m->b.n_train = info->n_train;
     if (!rc) rc = datm_gbn_create(m->b.c.L, m->b.c.K, &m->b.c.o, info->seed, &m->b.g, err);

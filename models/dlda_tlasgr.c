@@ -25,25 +25,32 @@ typedef struct dlda_tlasgr {
     datm_gbn_stats *s;
 } dlda_tlasgr;
 
-static const datm_param_schema dlda_tlasgr_schema[] = {
-    DLDA_COMMON_SCHEMA,
-    {"burnin_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "local Gibbs sweeps per mini-batch before collecting (0 = 20 L, docs/reference.md 1.10)"},
-    {"collect_sweeps", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "local sweeps whose augmented counts are averaged for the update (0 = 10 L)"},
-    {"cp_after", DATM_PARAM_INT, "-1", -1, 1e6, NULL,
-     "local sweeps before c_n, p_n are sampled (-1 = min(burnin/2, 10))"},
-    {"eps0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-     "step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0, t = mini-batches so far"},
-    {"tau0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps_t schedule: tau0"},
-    {"kappa0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps_t schedule: kappa0"},
-    {"epsm0", DATM_PARAM_REAL, "0.5", 0, 1, NULL,
-     "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7"},
-    {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
-    {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
-    {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
-     "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+/* The variant's own rows of model: (after DLDA_COMMON_PARAMS; pipeline/params.h). */
+#define DLDA_TLASGR_PARAMS(X) \
+    X(burnin_sweeps, "burnin_sweeps", INT, "0", 0, 1e6, NULL, \
+      "local Gibbs sweeps per mini-batch before collecting (0 = 20 L, docs/reference.md 1.10)") \
+    X(collect_sweeps, "collect_sweeps", INT, "0", 0, 1e6, NULL, \
+      "local sweeps whose augmented counts are averaged for the update (0 = 10 L)") \
+    X(cp_after, "cp_after", INT, "-1", -1, 1e6, NULL, \
+      "local sweeps before c_n, p_n are sampled (-1 = min(burnin/2, 10))") \
+    X(eps0, "eps0", REAL, "1", 1e-12, 1e6, NULL, \
+      "step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0, t = mini-batches so far") \
+    X(tau0, "tau0", REAL, "20", 0, 1e12, NULL, \
+      "eps_t schedule: tau0") \
+    X(kappa0, "kappa0", REAL, "0.7", 0, 1, NULL, \
+      "eps_t schedule: kappa0") \
+    X(epsm0, "epsm0", REAL, "0.5", 0, 1, NULL, \
+      "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7") \
+    X(taum0, "taum0", REAL, "20", 0, 1e12, NULL, \
+      "eps'_t schedule: tau") \
+    X(kappam0, "kappam0", REAL, "0.7", 0, 1, NULL, \
+      "eps'_t schedule: kappa") \
+    X(m_floor, "m_floor", REAL, "1", 1e-12, 1e12, NULL, \
+      "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)")
+DATM_PARAMS_STRUCT(dlda_tlasgr_params, DLDA_TLASGR_PARAMS)
+static DATM_PARAMS_GETTER(dlda_tlasgr_params, DLDA_TLASGR_PARAMS)
+#define DLDA_TLASGR_ALL_PARAMS(X) DLDA_COMMON_PARAMS(X) DLDA_TLASGR_PARAMS(X)
+static const datm_param_schema dlda_tlasgr_schema[] = {DATM_PARAMS_ROWS(DLDA_TLASGR_ALL_PARAMS)};
 
 /* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g. */
 static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const int64_t *doc_ids,
@@ -210,17 +217,21 @@ static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     dlda_tlasgr *m = datm_alloc(sizeof *m, err);
     if (!m) return err->code;
     m->b.base.ops = &datm_model_dlda_tlasgr;
-    int rc = dlda_cfg_read(cfg, info, &m->b.c, err);
+    dlda_common_params pc;
+    dlda_tlasgr_params pt;
+    dlda_common_params_get(cfg, &pc);
+    dlda_tlasgr_params_get(cfg, &pt);
+    int rc = dlda_cfg_read(&pc, pt.cp_after, info, &m->b.c, err);
     if (!rc) {
         datm_gbn_opts *o = &m->b.c.o;
-        o->eps0 = datm_config_real(cfg, "eps0");
-        o->tau0 = datm_config_real(cfg, "tau0");
-        o->kappa0 = datm_config_real(cfg, "kappa0");
-        o->epsm0 = datm_config_real(cfg, "epsm0");
-        o->taum0 = datm_config_real(cfg, "taum0");
-        o->kappam0 = datm_config_real(cfg, "kappam0");
-        o->m_floor = datm_config_real(cfg, "m_floor");
-        int64_t bs = datm_config_int(cfg, "burnin_sweeps"), cs = datm_config_int(cfg, "collect_sweeps");
+        o->eps0 = pt.eps0;
+        o->tau0 = pt.tau0;
+        o->kappa0 = pt.kappa0;
+        o->epsm0 = pt.epsm0;
+        o->taum0 = pt.taum0;
+        o->kappam0 = pt.kappam0;
+        o->m_floor = pt.m_floor;
+        const int64_t bs = pt.burnin_sweeps, cs = pt.collect_sweeps;
         m->burnin = bs > 0 ? bs : 20 * (int64_t)m->b.c.L;
         m->collect = cs > 0 ? cs : 10 * (int64_t)m->b.c.L;
         m->cp_after = m->b.c.cp_after >= 0 ? m->b.c.cp_after : DATM_MIN(m->burnin / 2, 10);

@@ -12,6 +12,7 @@
 #include "eval/perplexity.h"
 #include "io/h5.h"
 #include "pipeline/model.h"
+#include "pipeline/params.h"
 
 /* V = vocabulary size. */
 typedef struct unigram {
@@ -24,10 +25,13 @@ typedef struct unigram {
     float   *phi;         /* (V, 1) current distribution, sums to 1 */
 } unigram;
 
-static const datm_param_schema unigram_schema[] = {
-    {"alpha", DATM_PARAM_REAL, "0.5", 1e-9, 1e6, NULL,
-     "Dirichlet smoothing pseudo-count added to every word (> 0: unseen words keep mass)"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+/* model: keys (pipeline/params.h) */
+#define UNIGRAM_PARAMS(X)                                                                  \
+    X(alpha, "alpha", REAL, "0.5", 1e-9, 1e6, NULL,                                        \
+      "Dirichlet smoothing pseudo-count added to every word (> 0: unseen words keep mass)")
+DATM_PARAMS_STRUCT(unigram_params, UNIGRAM_PARAMS)
+static DATM_PARAMS_GETTER(unigram_params, UNIGRAM_PARAMS)
+static const datm_param_schema unigram_schema[] = {DATM_PARAMS_ROWS(UNIGRAM_PARAMS)};
 
 static void unigram_refresh(unigram *u)
 {
@@ -198,7 +202,9 @@ static int unigram_create(const datm_config *cfg, const datm_run_info *info, dat
     u->base.ops = &datm_model_unigram;
     u->V = info->n_vocab;
     u->n_train = info->n_train;
-    u->alpha = datm_config_real(cfg, "alpha");
+    unigram_params p;
+    unigram_params_get(cfg, &p);
+    u->alpha = p.alpha;
     u->counts = datm_alloc_array((size_t)u->V, sizeof *u->counts, err);
     u->phi = datm_alloc_array((size_t)u->V, sizeof *u->phi, err);
     if (!u->counts || !u->phi) {
