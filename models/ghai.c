@@ -73,6 +73,15 @@ const datm_posterior_family *ghai_family(int boost)
 /* ---- the variant ---- */
 static datm_param_schema ghai_schema[VARIANT_SCHEMA_CAP];
 
+/* The variant's own model: keys, after WHAI's (pipeline/params.h). */
+#define GHAI_PARAMS(X) \
+    X(rsvi_boost, "rsvi_boost", INT, "4", 1, GHAI_MAX_BOOST, NULL, \
+      "RSVI shape boosting B: propose Gamma(alpha + B) by Marsaglia-Tsang and multiply by " \
+      "prod u_i^(1/(alpha+i-1)); the paper does not state B, 4 keeps the pathwise " \
+      "gradient's bias < 0.5% (blei-lab ars-reparameterization uses 2 and 4)")
+DATM_PARAMS_STRUCT(ghai_params, GHAI_PARAMS)
+static DATM_PARAMS_GETTER(ghai_params, GHAI_PARAMS)
+
 __attribute__((constructor)) static void ghai_schema_init(void)
 {
     static const variant_schema_edit edits[] = {
@@ -83,13 +92,7 @@ __attribute__((constructor)) static void ghai_schema_init(void)
         {"u_lo", NULL, "unused by ghai (RSVI draws its own noise)"},
         {"u_hi", NULL, "unused by ghai (RSVI draws its own noise)"},
     };
-    static const datm_param_schema extra[] = {
-        {"rsvi_boost", DATM_PARAM_INT, "4", 1, GHAI_MAX_BOOST, NULL,
-         "RSVI shape boosting B: propose Gamma(alpha + B) by Marsaglia-Tsang and multiply by "
-         "prod u_i^(1/(alpha+i-1)); the paper does not state B, 4 keeps the pathwise "
-         "gradient's bias < 0.5% (blei-lab ars-reparameterization uses 2 and 4)"},
-        {NULL, 0, NULL, 0, 0, NULL, NULL},
-    };
+    static const datm_param_schema extra[] = {DATM_PARAMS_ROWS(GHAI_PARAMS)};
     variant_schema_build(ghai_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
                          (int)DATM_COUNTOF(edits), extra);
 }
@@ -112,9 +115,11 @@ static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_m
     whai_variant v;
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_ghai;
-    v.family = ghai_family((int)datm_config_int(cfg, "rsvi_boost"));
+    ghai_params p;
+    ghai_params_get(cfg, &p);
+    v.family = ghai_family((int)p.rsvi_boost);
     if (!v.family)
         return datm_error_set(err, DATM_E_INVALID, "model.rsvi_boost: %lld (1..%d)",
-                              (long long)datm_config_int(cfg, "rsvi_boost"), GHAI_MAX_BOOST);
+                              (long long)p.rsvi_boost, GHAI_MAX_BOOST);
     return whai_create_variant(cfg, info, &v, out, err);
 }

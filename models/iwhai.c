@@ -37,7 +37,9 @@ const datm_model_ops datm_model_iwhai = {
 static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                         datm_error *err)
 {
-    if (datm_config_bool(cfg, "downward"))
+    whai_params p;
+    whai_params_get(cfg, &p);
+    if (p.downward)
         return datm_error_set(err, DATM_E_INVALID,
                               "model.downward: iwhai has no downward term (use variant whai)");
     whai_variant v;

@@ -55,6 +55,15 @@ typedef struct lw_model {
 
 static datm_param_schema lw_schema[VARIANT_SCHEMA_CAP];
 
+/* The variant's own model: keys, after WHAI's (pipeline/params.h). */
+#define LAYERWISE_PARAMS(X) \
+    X(prune_u, "prune_u", REAL, "0.01", 0, 1e6, NULL, \
+      "delete the top layer's units with r_k < prune_u at the end of each stage (paper: u)") \
+    X(stage_fractions, "stage_fractions", REAL_LIST, "[]", 1e-9, 1e9, NULL, \
+      "share of the run's mini-batches per stage (normalised): [] = equal shares")
+DATM_PARAMS_STRUCT(lw_params, LAYERWISE_PARAMS)
+static DATM_PARAMS_GETTER(lw_params, LAYERWISE_PARAMS)
+
 __attribute__((constructor)) static void lw_schema_init(void)
 {
     static const variant_schema_edit edits[] = {
@@ -74,13 +83,7 @@ __attribute__((constructor)) static void lw_schema_init(void)
          "not supported (must stay \"\"): the widths change at every stage"},
         {"phi_fixed", NULL, "not supported (must stay false): r and Phi are learnt by TLASGR"},
     };
-    static const datm_param_schema extra[] = {
-        {"prune_u", DATM_PARAM_REAL, "0.01", 0, 1e6, NULL,
-         "delete the top layer's units with r_k < prune_u at the end of each stage (paper: u)"},
-        {"stage_fractions", DATM_PARAM_REAL_LIST, "[]", 1e-9, 1e9, NULL,
-         "share of the run's mini-batches per stage (normalised): [] = equal shares"},
-        {NULL, 0, NULL, 0, 0, NULL, NULL},
-    };
+    static const datm_param_schema extra[] = {DATM_PARAMS_ROWS(LAYERWISE_PARAMS)};
     variant_schema_build(lw_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
                          (int)DATM_COUNTOF(edits), extra);
 }
@@ -97,23 +100,27 @@ static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
     for (int l = 1; l <= L; l++)
         n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l > 1 ? ", " : "", (long long)K[l]);
     snprintf(buf + n, sizeof buf - (size_t)n, "]");
-    int rc = datm_config_set(m->cfg, "layers", buf, err);
-    static const char *const real_keys[] = {"kl_weight", "kl_weight_start", "eta"};
+    int rc = datm_config_set(m->cfg, datm_whai_schema[WHAI_ROW_layers].key, buf, err);
+    whai_params sp;   /* the spec's model: section */
+    whai_params_get(m->spec, &sp);
+    const struct { int row; const datm_real_list *list; } real_keys[] = {
+        {WHAI_ROW_kl_weight, &sp.kl_weight},
+        {WHAI_ROW_kl_weight_start, &sp.kl_weight_start},
+        {WHAI_ROW_eta, &sp.eta}};
     for (size_t i = 0; i < DATM_COUNTOF(real_keys) && !rc; i++) {
-        const double *v;
-        if (datm_config_real_list(m->spec, real_keys[i], &v) != m->L_target || L == m->L_target)
-            continue;
+        const double *v = real_keys[i].list->v;
+        if (real_keys[i].list->n != m->L_target || L == m->L_target) continue;
         n = snprintf(buf, sizeof buf, "[");
         for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%.17g", l ? ", " : "", v[l]);
         snprintf(buf + n, sizeof buf - (size_t)n, "]");
-        rc = datm_config_set(m->cfg, real_keys[i], buf, err);
+        rc = datm_config_set(m->cfg, datm_whai_schema[real_keys[i].row].key, buf, err);
     }
-    const int64_t *h;
-    if (!rc && datm_config_int_list(m->spec, "hidden", &h) == m->L_target && L < m->L_target) {
+    const int64_t *h = sp.hidden.v;
+    if (!rc && sp.hidden.n == m->L_target && L < m->L_target) {
         n = snprintf(buf, sizeof buf, "[");
         for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l ? ", " : "", (long long)h[l]);
         snprintf(buf + n, sizeof buf - (size_t)n, "]");
-        rc = datm_config_set(m->cfg, "hidden", buf, err);
+        rc = datm_config_set(m->cfg, datm_whai_schema[WHAI_ROW_hidden].key, buf, err);
     }
     return rc;
 }
@@ -411,24 +418,28 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
                      datm_error *err)
 {
     *out = NULL;
-    const int64_t *lay;
-    const int L = datm_config_int_list(cfg, "layers", &lay);
-    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
+    whai_params wp;
+    lw_params p;
+    whai_params_get(cfg, &wp);
+    lw_params_get(cfg, &p);
+    const int64_t *lay = wp.layers.v;
+    const int L = wp.layers.n;
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
                               DATM_MAX_LAYERS);
-    const double *fr;
-    const int nf = datm_config_real_list(cfg, "stage_fractions", &fr);
+    const double *fr = p.stage_fractions.v;
+    const int nf = p.stage_fractions.n;
     if (nf != 0 && nf != L)
         return datm_error_set(err, DATM_E_INVALID, "model.stage_fractions has %d values; give "
                               "none or one per layer (%d)", nf, L);
-    if (!datm_config_bool(cfg, "learn_r"))
+    if (!wp.learn_r)
         return datm_error_set(err, DATM_E_INVALID, "model.learn_r: layerwise needs true (the "
                               "top layer's r decides the pruning of Algorithm 2)");
-    const char *pinit = datm_config_str(cfg, "phi_init");
+    const char *pinit = wp.phi_init;
     if (pinit && *pinit)
         return datm_error_set(err, DATM_E_INVALID, "model.phi_init is not supported by "
                               "layerwise: the layer widths change at every stage (leave it \"\")");
-    if (datm_config_bool(cfg, "phi_fixed"))
+    if (wp.phi_fixed)
         return datm_error_set(err, DATM_E_INVALID, "model.phi_fixed is not supported by "
                               "layerwise: r and Phi must be learnt by TLASGR for the pruning");
     lw_model *m = datm_alloc(sizeof *m, err);
@@ -437,7 +448,7 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     m->info = *info;
     m->L_target = L;
     for (int l = 1; l <= L; l++) m->kmax[l] = lay[l - 1];
-    m->prune_u = datm_config_real(cfg, "prune_u");
+    m->prune_u = p.prune_u;
     m->stage = 1;
     const int64_t T = DATM_MAX(info->total_iters, 1);
     double tot = 0, acc = 0;

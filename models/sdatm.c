@@ -537,95 +537,10 @@ static const variant_schema_edit sdatm_edits[] = {
      "after Sonderby et al.; length not given)"},
     {"eval_globals", "fixed", NULL}};
 
-/* Keys of the supervised part (both variants), NULL-terminated. */
-static const datm_param_schema sdatm_extra[] = {
-    {"unsup_epochs", DATM_PARAM_INT, "100", 0, 1e7, NULL,
-     "epochs without the label term before the supervised ones (paper: 100 then 300)"},
-    {"label_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,
-     "weight of the label log-likelihood in the ELBO (paper: 1)"},
-    {"head_transform", DATM_PARAM_CHOICE, "log1p", SDATM_NOB, "raw|log1p|prop",
-     "theta -> classifier input: raw (paper), log(1 + theta), or per-layer proportions"},
-    {"head_standardize", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
-     "standardise the transformed features (mean 0, sd 1 over the training documents' "
-     "posterior-mean theta, taken at the first supervised iteration and then fixed)"},
-    {"head_sd_floor", DATM_PARAM_REAL, "0.1", 0, 1000, NULL,
-     "with head_standardize: each feature's sd is floored at this times the median sd of its "
-     "layer's features before scale = 1 / sd (not in the paper). A topic not yet used when the "
-     "standardisation is taken hardly varies, and an unfloored scale (up to 1e12) makes the "
-     "head's input explode once it moves: 512-256-128-64 MNIST runs collapsed that way. 0 = "
-     "a floor of 1e-6 of the feature's mean, as in runs made before this key existed"},
-    {"head_lr", DATM_PARAM_REAL, "0.001", 1e-9, 10, NULL, "Adam step size of the classifier"},
-    {"head_input", DATM_PARAM_CHOICE, "sample", SDATM_NOB, "sample|mean",
-     "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | "
-     "theta) by one draw) or the Weibull means lambda Gamma(1 + 1/k) given the layer above "
-     "(label gradient handed to the encoder at the sample: unbiased for the mean's)"},
-    {"head_test_input", DATM_PARAM_CHOICE, "full", SDATM_NOB, "full|thinned|draws",
-     "with enc_input_keep < 1: what the encoder reads for the head's features outside the "
-     "training steps (input standardisation, validation, prediction): the full documents, or "
-     "every count times enc_input_keep, the mean of the thinning the head was trained on, or "
-     "(draws; prediction and validation only, standardisation as thinned) head_test_draws "
-     "random thinnings like the training steps', p(y | x) averaged over them (not in the paper)"},
-    {"head_test_draws", DATM_PARAM_INT, "10", 1, 10000, NULL,
-     "random thinnings averaged over by head_test_input draws"},
-    {"head_l2", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
-     "L2 penalty (head_l2 / 2) ||W_m||^2 per document on the MLP weight matrices of the head "
-     "(not in the paper, whose W_m are unregularised point estimates; 0 = none)"},
-    {"head_dropout", DATM_PARAM_REAL, "0", 0, 0.95, NULL,
-     "dropout on the Bayesian softmax's input in training (not in the paper; 0 = none): each "
-     "feature of a training step (sdatm-n: the last softplus layer, a2 = 200; sdatm-l: the "
-     "standardised theta) is zeroed with this probability, the rest scaled by 1 / (1 - p); "
-     "prediction uses all features. Against the MLP head's overfitting on 20News"},
-    {"lr_decay_to", DATM_PARAM_REAL, "1", 1e-6, 1, NULL,
-     "cosine annealing of the Adam step sizes (not in the paper, whose steps are constant; "
-     "1 = none): over the supervised iterations the encoder's lr and the head's head_lr fall "
-     "from their values at the first supervised iteration to this fraction of them at the "
-     "last (the unsupervised epochs keep the full steps)"},
-    {"head_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
-     "Adam steps of the classifier per mini-batch (paper: 1, one joint step); each step "
-     "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the "
-     "first step's. More steps make up for a reduced epoch budget: the paper's 300 "
-     "supervised epochs are ~90,000 head steps on MNIST"},
-    {"step_log", DATM_PARAM_BOOL, "false", SDATM_NOB, NULL,
-     "log one line per supervised mini-batch (for studying a divergence; the log grows by a "
-     "line per batch): the loss and Poisson log-likelihood per document, the head's label NLL "
-     "and error on the batch, the norms of the encoder's gradient, parameters and step, of the "
-     "head's gradient and step, and the gradient entries grad_clip_rms clipped"},
-    {"head_norm_every", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "recompute the head's input standardisation every this many supervised epochs (not in "
-     "the paper; 0 = fixed at the first supervised iteration), folding the change into the "
-     "first layer that reads it so the head's function (at the W means) is unchanged: theta "
-     "drifts while the encoder trains (MNIST: feature sds ~3x the fixed ones after 30 epochs)"},
-    {"head_bias", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
-     "add a (Bayesian) intercept row to the softmax weights"},
-    {"w_sigma0", DATM_PARAM_REAL, "0.01", 1e-8, 10, NULL,
-     "initial posterior sd of every softmax weight (sigma = softplus(rho))"},
-    {"w_mu_sd", DATM_PARAM_REAL, "0.01", 0, 10, NULL, "initial posterior means ~ N(0, sd^2)"},
-    {"w_kl_weight", DATM_PARAM_REAL, "1", 0, 1e9, NULL,
-     "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)"},
-    {"val_fraction", DATM_PARAM_REAL, "0", 0, 0.5, NULL,
-     "early stopping (not in the paper; 0 = off): this fraction of the training documents, "
-     "drawn per class from the run's seed, is held out of training, and the supervised phase "
-     "keeps the state (encoder, decoder, head) with the lowest validation error of the "
-     "prediction at the posterior means. With predict_snapshots > 0 the checks only score the "
-     "prediction (the ensemble once it holds states) and nothing is restored"},
-    {"val_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
-     "supervised epochs between validation checks (val_fraction > 0); the last iteration is "
-     "always checked, and the best checked state is restored at the end"},
-    {"val_patience", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "checks without a new best validation error after which the best state is restored and "
-     "the rest of the run's iterations are skipped (0 = train every epoch; must be 0 with "
-     "predict_snapshots > 0)"},
-    {"predict_snapshots", DATM_PARAM_INT, "0", 0, 1000, NULL,
-     "trajectory ensemble (not in the paper; 0 = off, the paper's prediction from the final "
-     "state): the states (encoder, head, Phi(2..L)) at the ends of the last this many "
-     "supervised epochs are kept, and prediction averages p(y | x) over them, as perplexity "
-     "averages over the Phi samples collected along the chain. Memory and the result file "
-     "grow by this many copies of the encoder. With val_fraction > 0 the last validation "
-     "check scores this ensemble"},
-    {"snapshot_every", DATM_PARAM_INT, "1", 1, 1e6, NULL,
-     "with predict_snapshots: epochs between two held states (the last epoch's is always one), "
-     "so n states span the last n x snapshot_every epochs"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+/* Keys of the supervised part (both variants; the table is SDATM_PARAMS in sdatm.h). */
+static const datm_param_schema sdatm_extra[] = {DATM_PARAMS_ROWS(SDATM_PARAMS)};
+DATM_PARAMS_GETTER(sdatm_params, SDATM_PARAMS)
+DATM_PARAMS_GETTER(sdatm_mlp_params, SDATM_MLP_PARAMS)
 
 void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra)
 {
@@ -654,6 +569,10 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     sdatm *s = datm_alloc(sizeof *s, err);
     if (!s) return DATM_E_NOMEM;
     s->base.ops = ops;
+    whai_params wp;
+    sdatm_params p;
+    whai_params_get(cfg, &wp);
+    sdatm_params_get(cfg, &p);
     const whai_variant v = {ops, 0, NULL, 0};
     datm_model *wm = NULL;
     int rc = whai_create_variant(cfg, info, &v, &wm, err);
@@ -667,28 +586,28 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     s->C = info->n_classes;
     s->bpe = s->w->bpe;
     s->cap = s->w->B;
-    s->unsup_epochs = datm_config_int(cfg, "unsup_epochs");
-    s->warmup_epochs = datm_config_int(cfg, "kl_warmup_epochs");
-    s->label_weight = datm_config_real(cfg, "label_weight");
-    s->w_kl_weight = datm_config_real(cfg, "w_kl_weight");
-    s->standardize = datm_config_bool(cfg, "head_standardize");
-    s->head_steps = (int)datm_config_int(cfg, "head_steps");
-    s->input_mean = !strcmp(datm_config_str(cfg, "head_input"), "mean");
-    const char *ti = datm_config_str(cfg, "head_test_input");
+    s->unsup_epochs = p.unsup_epochs;
+    s->warmup_epochs = wp.kl_warmup_epochs;
+    s->label_weight = p.label_weight;
+    s->w_kl_weight = p.w_kl_weight;
+    s->standardize = p.head_standardize;
+    s->head_steps = (int)p.head_steps;
+    s->input_mean = !strcmp(p.head_input, "mean");
+    const char *ti = p.head_test_input;
     s->test_scale = strcmp(ti, "full") ? s->w->input_keep : 1.0;
-    s->test_draws = strcmp(ti, "draws") ? 0 : (int)datm_config_int(cfg, "head_test_draws");
-    s->head_l2 = datm_config_real(cfg, "head_l2");
-    s->drop = datm_config_real(cfg, "head_dropout");
+    s->test_draws = strcmp(ti, "draws") ? 0 : (int)p.head_test_draws;
+    s->head_l2 = p.head_l2;
+    s->drop = p.head_dropout;
     s->tr_epoch = -1;
     s->tr_best = NAN;
     s->dg_epoch = -1;
-    s->val_every = datm_config_int(cfg, "val_every");
-    s->norm_every = datm_config_int(cfg, "head_norm_every");
-    s->step_log = datm_config_bool(cfg, "step_log");
-    s->sd_floor = datm_config_real(cfg, "head_sd_floor");
+    s->val_every = p.val_every;
+    s->norm_every = p.head_norm_every;
+    s->step_log = p.step_log;
+    s->sd_floor = p.head_sd_floor;
     s->total_iters = info->total_iters;
     rc = sdatm_val_split(&s->val, info->train_labels, info->n_train, s->C,
-                         datm_config_real(cfg, "val_fraction"), datm_config_int(cfg, "val_patience"),
+                         p.val_fraction, p.val_patience,
                          info->seed, err);
     if (!rc && s->val.n) {
         /* held-out documents do not train: TLASGR's rho = N / B and KL(W) / N count the rest */
@@ -707,22 +626,24 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         if (!rc)
             datm_info("%s: early stopping on %lld validation documents (model.val_fraction %g, "
                       "stratified by class), %lld train", ops->name, (long long)s->val.n,
-                      datm_config_real(cfg, "val_fraction"), (long long)s->N);
+                      p.val_fraction, (long long)s->N);
     }
 
     /* classifier head: feature map + Bayesian softmax */
     const int L = s->L;
-    int transform = datm_feat_transform_parse(datm_config_str(cfg, "head_transform"));
+    int transform = datm_feat_transform_parse(p.head_transform);
     int per_layer = 0, H = 0;
     int64_t a[DATM_MLP_MAX_HIDDEN] = {0};
     if (kind == SDATM_HEAD_MLP) {
-        const int64_t *hh;
-        H = datm_config_int_list(cfg, "head_hidden", &hh);
+        sdatm_mlp_params mp;
+        sdatm_mlp_params_get(cfg, &mp);
+        const int64_t *hh = mp.head_hidden.v;
+        H = mp.head_hidden.n;
         if (H > DATM_MLP_MAX_HIDDEN)
             rc = datm_error_set(err, DATM_E_INVALID, "model.head_hidden: %d layers (max %d)", H,
                                 DATM_MLP_MAX_HIDDEN);
         for (int j = 0; j < H && j < DATM_MLP_MAX_HIDDEN; j++) a[j] = hh[j];
-        per_layer = datm_config_bool(cfg, "head_g1");
+        per_layer = mp.head_g1;
     }
     if (!rc && L > DATM_MAX_LAYERS)
         rc = datm_error_set(err, DATM_E_INVALID, "%s: %d layers (the head takes at most %d)",
@@ -730,21 +651,21 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) rc = datm_mlp_head_add_params(&s->mh, &s->hp, "head", L, s->K + 1, transform,
                                            per_layer, H, a, err);
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
-                                      datm_config_bool(cfg, "head_bias"), err);
+                                      p.head_bias, err);
     if (!rc) rc = datm_params_alloc(&s->hp, err);
-    if (!rc && s->w->input_keep == 1.0 && strcmp(datm_config_str(cfg, "head_test_input"), "full"))
+    if (!rc && s->w->input_keep == 1.0 && strcmp(p.head_test_input, "full"))
         rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
                             "model.enc_input_keep < 1 (it is 1: the documents are not thinned)",
-                            datm_config_str(cfg, "head_test_input"));
+                            p.head_test_input);
     /* eval_globals chain advances copies of the chain on mini-batches drawn from all training
      * rows, validation documents included */
     if (!rc && s->val.n && s->w->eval_chain)
         rc = datm_error_set(err, DATM_E_INVALID, "model.eval_globals: chain needs "
                             "model.val_fraction 0 (its mini-batches would read the validation "
                             "documents); use fixed");
-    const int n_snap = (int)datm_config_int(cfg, "predict_snapshots");
-    s->snap_every = datm_config_int(cfg, "snapshot_every");
-    s->lr_to = datm_config_real(cfg, "lr_decay_to");
+    const int n_snap = (int)p.predict_snapshots;
+    s->snap_every = p.snapshot_every;
+    s->lr_to = p.lr_decay_to;
     /* with the trajectory ensemble, validation only scores the prediction: one restored
      * state is not what the ensemble predicts from, so nothing is kept or stopped */
     if (!rc && n_snap > 0 && s->val.n && s->val.patience > 0)
@@ -774,13 +695,11 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         datm_rng rng;
         datm_rng_init(&rng, info->seed, DATM_STREAM_INIT, 7000);
         datm_mlp_head_init_values(&s->mh, &s->hp, &rng);
-        datm_bsm_init_values(&s->bs, &s->hp, &rng, datm_config_real(cfg, "w_mu_sd"),
-                             datm_config_real(cfg, "w_sigma0"));
-        rc = datm_adam_init(&s->adam, s->hp.size, datm_config_real(cfg, "head_lr"),
-                            datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
-                            datm_config_real(cfg, "adam_eps"), err);
-        s->adam.clip = datm_config_real(cfg, "grad_clip");
-        s->adam.rms_clip = datm_config_real(cfg, "grad_clip_rms");
+        datm_bsm_init_values(&s->bs, &s->hp, &rng, p.w_mu_sd, p.w_sigma0);
+        rc = datm_adam_init(&s->adam, s->hp.size, p.head_lr, wp.beta1, wp.beta2, wp.adam_eps,
+                            err);
+        s->adam.clip = wp.grad_clip;
+        s->adam.rms_clip = wp.grad_clip_rms;
         s->lr_enc0 = s->w->ch.adam.lr;
         s->lr_head0 = s->adam.lr;
     }

@@ -54,9 +54,110 @@
 #define DATM_MODELS_SDATM_H
 
 #include "pipeline/model.h"
+#include "pipeline/params.h"
 #include "variant_schema.h"
 
-#define SDATM_NOB 1.0, 0.0
+/* The supervised keys both variants share, after WHAI's (pipeline/params.h), and the MLP
+ * head's keys of sDATM-N; sdatm.c reads them into these structs. */
+#define SDATM_PARAMS(X) \
+    X(unsup_epochs, "unsup_epochs", INT, "100", 0, 1e7, NULL, \
+      "epochs without the label term before the supervised ones (paper: 100 then 300)") \
+    X(label_weight, "label_weight", REAL, "1", 0, 1e9, NULL, \
+      "weight of the label log-likelihood in the ELBO (paper: 1)") \
+    X(head_transform, "head_transform", CHOICE, "log1p", DATM_NOB, "raw|log1p|prop", \
+      "theta -> classifier input: raw (paper), log(1 + theta), or per-layer proportions") \
+    X(head_standardize, "head_standardize", BOOL, "true", DATM_NOB, NULL, \
+      "standardise the transformed features (mean 0, sd 1 over the training documents' " \
+      "posterior-mean theta, taken at the first supervised iteration and then fixed)") \
+    X(head_sd_floor, "head_sd_floor", REAL, "0.1", 0, 1000, NULL, \
+      "with head_standardize: each feature's sd is floored at this times the median sd of its " \
+      "layer's features before scale = 1 / sd (not in the paper). A topic not yet used when the " \
+      "standardisation is taken hardly varies, and an unfloored scale (up to 1e12) makes the " \
+      "head's input explode once it moves: 512-256-128-64 MNIST runs collapsed that way. 0 = " \
+      "a floor of 1e-6 of the feature's mean, as in runs made before this key existed") \
+    X(head_lr, "head_lr", REAL, "0.001", 1e-9, 10, NULL, \
+      "Adam step size of the classifier") \
+    X(head_input, "head_input", CHOICE, "sample", DATM_NOB, "sample|mean", \
+      "what the classifier sees in training: the encoder's theta sample (paper: E_q ln p(y | " \
+      "theta) by one draw) or the Weibull means lambda Gamma(1 + 1/k) given the layer above " \
+      "(label gradient handed to the encoder at the sample: unbiased for the mean's)") \
+    X(head_test_input, "head_test_input", CHOICE, "full", DATM_NOB, "full|thinned|draws", \
+      "with enc_input_keep < 1: what the encoder reads for the head's features outside the " \
+      "training steps (input standardisation, validation, prediction): the full documents, or " \
+      "every count times enc_input_keep, the mean of the thinning the head was trained on, or " \
+      "(draws; prediction and validation only, standardisation as thinned) head_test_draws " \
+      "random thinnings like the training steps', p(y | x) averaged over them (not in the paper)") \
+    X(head_test_draws, "head_test_draws", INT, "10", 1, 10000, NULL, \
+      "random thinnings averaged over by head_test_input draws") \
+    X(head_l2, "head_l2", REAL, "0", 0, 1e6, NULL, \
+      "L2 penalty (head_l2 / 2) ||W_m||^2 per document on the MLP weight matrices of the head " \
+      "(not in the paper, whose W_m are unregularised point estimates; 0 = none)") \
+    X(head_dropout, "head_dropout", REAL, "0", 0, 0.95, NULL, \
+      "dropout on the Bayesian softmax's input in training (not in the paper; 0 = none): each " \
+      "feature of a training step (sdatm-n: the last softplus layer, a2 = 200; sdatm-l: the " \
+      "standardised theta) is zeroed with this probability, the rest scaled by 1 / (1 - p); " \
+      "prediction uses all features. Against the MLP head's overfitting on 20News") \
+    X(lr_decay_to, "lr_decay_to", REAL, "1", 1e-6, 1, NULL, \
+      "cosine annealing of the Adam step sizes (not in the paper, whose steps are constant; " \
+      "1 = none): over the supervised iterations the encoder's lr and the head's head_lr fall " \
+      "from their values at the first supervised iteration to this fraction of them at the " \
+      "last (the unsupervised epochs keep the full steps)") \
+    X(head_steps, "head_steps", INT, "1", 1, 1000, NULL, \
+      "Adam steps of the classifier per mini-batch (paper: 1, one joint step); each step " \
+      "draws its own W ~ q(W) on the batch's theta sample, the label gradient on theta is the " \
+      "first step's. More steps make up for a reduced epoch budget: the paper's 300 " \
+      "supervised epochs are ~90,000 head steps on MNIST") \
+    X(step_log, "step_log", BOOL, "false", DATM_NOB, NULL, \
+      "log one line per supervised mini-batch (for studying a divergence; the log grows by a " \
+      "line per batch): the loss and Poisson log-likelihood per document, the head's label NLL " \
+      "and error on the batch, the norms of the encoder's gradient, parameters and step, of the " \
+      "head's gradient and step, and the gradient entries grad_clip_rms clipped") \
+    X(head_norm_every, "head_norm_every", INT, "0", 0, 1e6, NULL, \
+      "recompute the head's input standardisation every this many supervised epochs (not in " \
+      "the paper; 0 = fixed at the first supervised iteration), folding the change into the " \
+      "first layer that reads it so the head's function (at the W means) is unchanged: theta " \
+      "drifts while the encoder trains (MNIST: feature sds ~3x the fixed ones after 30 epochs)") \
+    X(head_bias, "head_bias", BOOL, "true", DATM_NOB, NULL, \
+      "add a (Bayesian) intercept row to the softmax weights") \
+    X(w_sigma0, "w_sigma0", REAL, "0.01", 1e-8, 10, NULL, \
+      "initial posterior sd of every softmax weight (sigma = softplus(rho))") \
+    X(w_mu_sd, "w_mu_sd", REAL, "0.01", 0, 10, NULL, \
+      "initial posterior means ~ N(0, sd^2)") \
+    X(w_kl_weight, "w_kl_weight", REAL, "1", 0, 1e9, NULL, \
+      "weight of KL(q(W) || N(0, I)) (divided by N per document; paper: 1)") \
+    X(val_fraction, "val_fraction", REAL, "0", 0, 0.5, NULL, \
+      "early stopping (not in the paper; 0 = off): this fraction of the training documents, " \
+      "drawn per class from the run's seed, is held out of training, and the supervised phase " \
+      "keeps the state (encoder, decoder, head) with the lowest validation error of the " \
+      "prediction at the posterior means. With predict_snapshots > 0 the checks only score the " \
+      "prediction (the ensemble once it holds states) and nothing is restored") \
+    X(val_every, "val_every", INT, "1", 1, 1e6, NULL, \
+      "supervised epochs between validation checks (val_fraction > 0); the last iteration is " \
+      "always checked, and the best checked state is restored at the end") \
+    X(val_patience, "val_patience", INT, "0", 0, 1e6, NULL, \
+      "checks without a new best validation error after which the best state is restored and " \
+      "the rest of the run's iterations are skipped (0 = train every epoch; must be 0 with " \
+      "predict_snapshots > 0)") \
+    X(predict_snapshots, "predict_snapshots", INT, "0", 0, 1000, NULL, \
+      "trajectory ensemble (not in the paper; 0 = off, the paper's prediction from the final " \
+      "state): the states (encoder, head, Phi(2..L)) at the ends of the last this many " \
+      "supervised epochs are kept, and prediction averages p(y | x) over them, as perplexity " \
+      "averages over the Phi samples collected along the chain. Memory and the result file " \
+      "grow by this many copies of the encoder. With val_fraction > 0 the last validation " \
+      "check scores this ensemble") \
+    X(snapshot_every, "snapshot_every", INT, "1", 1, 1e6, NULL, \
+      "with predict_snapshots: epochs between two held states (the last epoch's is always one), " \
+      "so n states span the last n x snapshot_every epochs")
+DATM_PARAMS_STRUCT(sdatm_params, SDATM_PARAMS)
+void sdatm_params_get(const datm_config *c, sdatm_params *p);
+
+#define SDATM_MLP_PARAMS(X) \
+    X(head_hidden, "head_hidden", INT_LIST, "[400, 200]", 1, 1e6, NULL, \
+      "widths of the softplus layers of g_2 (paper: a1 = 400, a2 = 200; at most 4)") \
+    X(head_g1, "head_g1", BOOL, "true", DATM_NOB, NULL, \
+      "per-layer maps g_1(l)(theta(l)) = softplus(W theta(l) + b), W (K_l, K_l) (paper)")
+DATM_PARAMS_STRUCT(sdatm_mlp_params, SDATM_MLP_PARAMS)
+void sdatm_mlp_params_get(const datm_config *c, sdatm_mlp_params *p);
 
 /* dst (VARIANT_SCHEMA_CAP entries) = WHAI's schema (models/whai.h) with sDATM's defaults, the
  * supervised keys both variants share (unsup_epochs, label_weight, head_*, w_*; sdatm.c),

@@ -9,12 +9,7 @@ static datm_param_schema sdatm_n_schema[VARIANT_SCHEMA_CAP];
 
 __attribute__((constructor)) static void sdatm_n_schema_init(void)
 {
-    static const datm_param_schema mlp_keys[] = {
-        {"head_hidden", DATM_PARAM_INT_LIST, "[400, 200]", 1, 1e6, NULL,
-         "widths of the softplus layers of g_2 (paper: a1 = 400, a2 = 200; at most 4)"},
-        {"head_g1", DATM_PARAM_BOOL, "true", SDATM_NOB, NULL,
-         "per-layer maps g_1(l)(theta(l)) = softplus(W theta(l) + b), W (K_l, K_l) (paper)"},
-        {NULL, 0, NULL, 0, 0, NULL, NULL}};
+    static const datm_param_schema mlp_keys[] = {DATM_PARAMS_ROWS(SDATM_MLP_PARAMS)};
     sdatm_schema_build(sdatm_n_schema, mlp_keys);
 }
 

@@ -45,6 +45,19 @@ typedef struct wai_model {
 
 static datm_param_schema wai_schema[VARIANT_SCHEMA_CAP];
 
+/* The variant's own model: keys, after WHAI's (pipeline/params.h). */
+#define WAI_PARAMS(X) \
+    X(phi_lr, "phi_lr", REAL, "1e-2", 1e-12, 10, NULL, \
+      "Adam learning rate of the topic parameters beta (Phi(l)_.k = softmax(beta(l)_.k))") \
+    X(phi_beta1, "phi_beta1", REAL, "0.9", 0, 0.999999, NULL, \
+      "Adam beta1 of beta") \
+    X(phi_beta2, "phi_beta2", REAL, "0.999", 0, 0.99999999, NULL, \
+      "Adam beta2 of beta") \
+    X(phi_adam_eps, "phi_adam_eps", REAL, "1e-8", 1e-20, 1, NULL, \
+      "Adam epsilon of beta")
+DATM_PARAMS_STRUCT(wai_params, WAI_PARAMS)
+static DATM_PARAMS_GETTER(wai_params, WAI_PARAMS)
+
 __attribute__((constructor)) static void wai_schema_init(void)
 {
     static const char unused[] = "unused by wai (topics are learnt by Adam, not TLASGR)";
@@ -60,14 +73,7 @@ __attribute__((constructor)) static void wai_schema_init(void)
          "eval_thin SGD iterations (WHAI's protocol with SGD); fixed: current Phi only"},
         {"eval_thin", NULL, "SGD iterations of the copy per evaluation draw"},
     };
-    static const datm_param_schema extra[] = {
-        {"phi_lr", DATM_PARAM_REAL, "1e-2", 1e-12, 10, NULL,
-         "Adam learning rate of the topic parameters beta (Phi(l)_.k = softmax(beta(l)_.k))"},
-        {"phi_beta1", DATM_PARAM_REAL, "0.9", 0, 0.999999, NULL, "Adam beta1 of beta"},
-        {"phi_beta2", DATM_PARAM_REAL, "0.999", 0, 0.99999999, NULL, "Adam beta2 of beta"},
-        {"phi_adam_eps", DATM_PARAM_REAL, "1e-8", 1e-20, 1, NULL, "Adam epsilon of beta"},
-        {NULL, 0, NULL, 0, 0, NULL, NULL},
-    };
+    static const datm_param_schema extra[] = {DATM_PARAMS_ROWS(WAI_PARAMS)};
     variant_schema_build(wai_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
                          (int)DATM_COUNTOF(edits), extra);
 }
@@ -377,11 +383,10 @@ static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_mo
     m->st.grad = m->w->ch.grad;
     m->st.adam = &m->w->ch.adam;
     const datm_gbn *g = m->w->ch.gbn;
-    rc = datm_softmax_topics_create(g->L, g->K, (const double *const *)g->phi,
-                                    datm_config_real(cfg, "phi_lr"),
-                                    datm_config_real(cfg, "phi_beta1"),
-                                    datm_config_real(cfg, "phi_beta2"),
-                                    datm_config_real(cfg, "phi_adam_eps"), &m->st.smt, err);
+    wai_params p;
+    wai_params_get(cfg, &p);
+    rc = datm_softmax_topics_create(g->L, g->K, (const double *const *)g->phi, p.phi_lr,
+                                    p.phi_beta1, p.phi_beta2, p.phi_adam_eps, &m->st.smt, err);
     if (rc) {
         wai_destroy(&m->base);
         return rc;

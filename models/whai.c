@@ -38,115 +38,8 @@
 #include "io/h5.h"
 #include "rand/rand.h"
 
-#define NOB 1.0, 0.0
-
-const datm_param_schema datm_whai_schema[] = {
-    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 1e6, NULL,
-     "widths K_1..K_L from the bottom (topics over words) up"},
-    {"hidden", DATM_PARAM_INT_LIST, "[]", 1, 1e6, NULL,
-     "encoder hidden widths H_l: [] = K_l (paper), else one per layer"},
-    {"downward", DATM_PARAM_BOOL, "true", NOB, NULL,
-     "add Phi(l+1) theta(l+1) to the Weibull shape (paper eq. posterior-completely; "
-     "false = IWHAI)"},
-    {"shape_per_topic", DATM_PARAM_BOOL, "true", NOB, NULL,
-     "shape k from a K_l x K_l layer (paper); false: one shape per document (authors' code)"},
-    {"lambda_is_mean", DATM_PARAM_BOOL, "false", NOB, NULL,
-     "false: softplus output is the Weibull scale (paper); true: it is the mean, scale = "
-     "mean / Gamma(1 + 1/k) (PyDPM)"},
-    {"k_min", DATM_PARAM_REAL, "0.1", 1e-6, 1e6, NULL, "Weibull shape clamp, lower (code: 0.1)"},
-    {"k_max", DATM_PARAM_REAL, "10", 1e-6, 1e6, NULL, "Weibull shape clamp, upper (code: 10)"},
-    {"lambda_min", DATM_PARAM_REAL, "1e-10", 1e-30, 1, NULL, "floor of the Weibull scale"},
-    {"u_lo", DATM_PARAM_REAL, "0", 0, 1, NULL,
-     "noise u ~ U(u_lo, u_hi): (0, 1) paper; (0.2, 0.8) PyDPM"},
-    {"u_hi", DATM_PARAM_REAL, "1", 0, 1, NULL, "noise range, upper end"},
-    {"kl_weight", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
-     "KL weights w_l: [] = 1 (paper), one value for all layers, or one per layer "
-     "(reference codes: 0.05, or 0.1/0.01/0.001)"},
-    {"top_shape", DATM_PARAM_REAL, "1", 1e-6, 1e6, NULL,
-     "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01); "
-     "learn_r = true replaces it by Gamma(r, 1)"},
-    {"learn_r", DATM_PARAM_BOOL, "false", NOB, NULL,
-     "learn the top-layer shape r_k ~ Gam(gamma0 / K_L, 1 / c0) by TLASGR from the top-layer "
-     "CRT tables (paper eq. r_update); the top KL prior becomes Gamma(r, 1). false: fixed "
-     "top_shape (the paper's WHAI experiments, r = 1)"},
-    {"gamma0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-     "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): gamma0 (TLASGR code: 1)"},
-    {"c0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-     "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): c0 (TLASGR code: 1)"},
-    {"r_init", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-     "learn_r: r_k before the first TLASGR step (1 = WHAI's fixed r)"},
-    {"kl_weight_start", DATM_PARAM_REAL_LIST, "[]", 0, 1e6, NULL,
-     "KL weights before kl_ramp_epochs[0] ([] = kl_weight: no schedule); they move linearly to "
-     "kl_weight between the two epochs of kl_ramp_epochs"},
-    {"kl_ramp_epochs", DATM_PARAM_INT_LIST, "[0, 0]", 0, 1e6, NULL,
-     "[e0, e1]: epochs between which the KL weights go from kl_weight_start to kl_weight"},
-    {"kl_warmup_epochs", DATM_PARAM_INT, "0", 0, 1e6, NULL,
-     "ramp the KL weights linearly from 0 to w_l over this many epochs (0 = off)"},
-    {"lr", DATM_PARAM_REAL, "1e-3", 1e-12, 10, NULL, "Adam learning rate of the encoder"},
-    {"beta1", DATM_PARAM_REAL, "0.9", 0, 0.999999, NULL, "Adam beta1"},
-    {"beta2", DATM_PARAM_REAL, "0.999", 0, 0.99999999, NULL, "Adam beta2"},
-    {"adam_eps", DATM_PARAM_REAL, "1e-8", 1e-20, 1, NULL, "Adam epsilon"},
-    {"grad_clip", DATM_PARAM_REAL, "0", 0, 1e12, NULL,
-     "element-wise gradient clip (0 = none; rGBN-RNN uses 1)"},
-    {"grad_clip_rms", DATM_PARAM_REAL, "0", 0, 1e6, NULL,
-     "element-wise gradient clip relative to Adam's history (not in the paper; 0 = none): "
-     "each entry is clipped to this many times the root of its bias-corrected second moment "
-     "before the step, so a sudden run of gradients far above their history cannot move "
-     "every weight by several steps at once while the second moment catches up"},
-    {"init_sd", DATM_PARAM_REAL, "0", 0, 10, NULL,
-     "encoder weights ~ N(0, init_sd^2); 0 = Xavier sqrt(2 / (fan_in + fan_out))"},
-    {"init_bias", DATM_PARAM_REAL, "0", -10, 10, NULL, "initial encoder biases"},
-    {"eta", DATM_PARAM_REAL_LIST, "[]", 1e-12, 1e6, NULL,
-     "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value, or one per layer"},
-    {"phi_init_lo", DATM_PARAM_REAL, "0.05", 0, 1, NULL,
-     "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)"},
-    {"phi_floor", DATM_PARAM_REAL, "1e-10", 0, 1e-3, NULL,
-     "Phi entries are clamped to >= phi_floor before renormalising"},
-    {"phi_init", DATM_PARAM_STRING, "", 0, 0, NULL,
-     "warm start: read Phi(l) from /model/phi_<l> of this result (or checkpoint) .h5 (layers "
-     "whose shape matches; \"\" = random init). Not in the paper"},
-    {"phi_fixed", DATM_PARAM_BOOL, "false", 0, 0, NULL,
-     "keep Phi fixed (no augmentation, no TLASGR): train the encoder against given topics"},
-    {"eps0", DATM_PARAM_REAL, "1", 1e-12, 1e6, NULL,
-     "TLASGR step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0"},
-    {"tau0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps_t schedule: tau0"},
-    {"kappa0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps_t schedule: kappa0"},
-    {"epsm0", DATM_PARAM_REAL, "0.5", 0, 1, NULL,
-     "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7; "
-     "paper: eps'_t = eps_t (1, 20, 0.7)"},
-    {"taum0", DATM_PARAM_REAL, "20", 0, 1e12, NULL, "eps'_t schedule: tau"},
-    {"kappam0", DATM_PARAM_REAL, "0.7", 0, 1, NULL, "eps'_t schedule: kappa"},
-    {"m_floor", DATM_PARAM_REAL, "1", 1e-12, 1e12, NULL,
-     "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)"},
-    {"count_mode", DATM_PARAM_CHOICE, "sampled", NOB, "sampled|expected",
-     "augmented counts fed to TLASGR: sampled, or their expectations (docs/reference.md 1.8)"},
-    {"encoder_steps", DATM_PARAM_INT, "1", 1, 1000, NULL,
-     "Adam steps on the encoder per mini-batch before theta is sampled (paper: 1)"},
-    {"aug_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
-     "theta fed to the upward augmentation: one encoder sample (paper Alg. 1) or its mean"},
-    {"aug_samples", DATM_PARAM_INT, "1", 1, 1000, NULL,
-     "encoder samples of theta per document augmented per mini-batch; TLASGR gets their "
-     "average counts (paper Alg. 1: 1). Not in the paper"},
-    {"aug_gibbs_burn", DATM_PARAM_INT, "0", 0, 1000, NULL,
-     "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) "
-     "started from the encoder's theta and discarded before the counts are collected "
-     "(0 = off, paper Alg. 1). Not in the paper"},
-    {"aug_gibbs_collect", DATM_PARAM_INT, "0", 0, 1000, NULL,
-     "with Gibbs refinement: sweeps whose augmented counts TLASGR averages (0 = off; needs "
-     "aug_samples = 1)"},
-    {"enc_input_keep", DATM_PARAM_REAL, "1", 1e-6, 1, NULL,
-     "encoder training steps read a binomial thinning of each document (every token kept with "
-     "this probability) while the likelihood scores the whole document, so the encoder learns "
-     "to infer theta from part of a document, as at test time (heldout-docs protocol); still a "
-     "lower bound on ln p(x). 1 = off (paper Alg. 1). Not in the paper"},
-    {"eval_globals", DATM_PARAM_CHOICE, "chain", NOB, "chain|fixed",
-     "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, "
-     "averaging over Phi samples (paper: samples collected after burn-in); fixed: current "
-     "globals only"},
-    {"eval_thin", DATM_PARAM_INT, "1", 1, 1e6, NULL, "chain iterations per evaluation draw"},
-    {"eval_theta", DATM_PARAM_CHOICE, "sample", NOB, "sample|mean",
-     "theta of an evaluation draw: one encoder sample (paper eq. perplexity) or the mean"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
+DATM_PARAMS_GETTER(whai_params, WHAI_PARAMS)
+const datm_param_schema datm_whai_schema[] = {DATM_PARAMS_ROWS(WHAI_PARAMS)};
 
 /* ---- chains ---- */
 
@@ -599,12 +492,13 @@ void whai_destroy(datm_model *mm)
     datm_free(m);
 }
 
-/* A list key with [] (default), one value for all layers, or one value per layer. */
-static int per_layer(const datm_config *cfg, const char *key, int L, double def, double *out,
+/* A list key (WHAI_ROW_...) with [] (default), one value for all layers, or one per layer. */
+static int per_layer(const datm_real_list *list, int row, int L, double def, double *out,
                      datm_error *err)
 {
-    const double *v;
-    int n = datm_config_real_list(cfg, key, &v);
+    const char *key = datm_whai_schema[row].key;
+    const double *v = list->v;
+    const int n = list->n;
     if (n != 0 && n != 1 && n != L)
         return datm_error_set(err, DATM_E_INVALID, "model.%s has %d values; give none, one, or "
                               "one per layer (%d)", key, n, L);
@@ -649,30 +543,31 @@ static int whai_phi_init(datm_gbn *g, const char *path, datm_error *err)
     return rc;
 }
 
-/* 1 when the real key holds its schema default (by value: a spec re-read from a result
- * sets every key explicitly). */
-static int real_at_default(const datm_config *cfg, const char *key)
+/* 1 when the real value of row `row` holds the default of cfg's schema (by value: a spec
+ * re-read from a result sets every key explicitly). */
+static int real_at_default(const datm_config *cfg, int row, double value)
 {
-    const datm_param_schema *p = datm_schema_find(datm_config_schema(cfg), key);
-    return p && p->def && datm_config_real(cfg, key) == strtod(p->def, NULL);
+    const datm_param_schema *p = &datm_config_schema(cfg)[row];
+    return p->def && value == strtod(p->def, NULL);
 }
 
 /* The keys of the top layer's r are used only with learn_r, top_shape only without it, and
  * r is learnt by the TLASGR step that phi_fixed turns off: a combination in which a key
  * would be silently ignored is an error naming that key. */
-static int whai_check_r_keys(const datm_config *cfg, int learn_r, datm_error *err)
+static int whai_check_r_keys(const datm_config *cfg, const whai_params *p, datm_error *err)
 {
-    static const char *const r_keys[] = {"gamma0", "c0", "r_init"};
-    if (learn_r && !real_at_default(cfg, "top_shape"))
+    const struct { int row; double value; } r_keys[] = {
+        {WHAI_ROW_gamma0, p->gamma0}, {WHAI_ROW_c0, p->c0}, {WHAI_ROW_r_init, p->r_init}};
+    if (p->learn_r && !real_at_default(cfg, WHAI_ROW_top_shape, p->top_shape))
         return datm_error_set(err, DATM_E_INVALID, "model.top_shape: with learn_r = true the "
                               "top prior is Gamma(r, 1); set r_init instead");
-    if (learn_r && datm_config_bool(cfg, "phi_fixed"))
+    if (p->learn_r && p->phi_fixed)
         return datm_error_set(err, DATM_E_INVALID, "model.learn_r: r is learnt by the TLASGR "
                               "step, which phi_fixed = true turns off");
-    for (size_t i = 0; !learn_r && i < DATM_COUNTOF(r_keys); i++)
-        if (!real_at_default(cfg, r_keys[i]))
+    for (size_t i = 0; !p->learn_r && i < DATM_COUNTOF(r_keys); i++)
+        if (!real_at_default(cfg, r_keys[i].row, r_keys[i].value))
             return datm_error_set(err, DATM_E_INVALID, "model.%s is used only with learn_r = "
-                                  "true", r_keys[i]);
+                                  "true", datm_whai_schema[r_keys[i].row].key);
     return DATM_OK;
 }
 
@@ -680,9 +575,11 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
                         datm_model **out, datm_error *err)
 {
     *out = NULL;
-    const int64_t *lay;
-    int L = datm_config_int_list(cfg, "layers", &lay);
-    if (L < 1 || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS || L > DATM_MAX_LAYERS)
+    whai_params p;
+    whai_params_get(cfg, &p);
+    const int64_t *lay = p.layers.v;
+    const int L = p.layers.n;
+    if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
                               DATM_MAX_LAYERS);
     if (info->n_vocab < 1) return datm_error_set(err, DATM_E_INVALID, "whai: empty vocabulary");
@@ -696,26 +593,24 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->B = info->batch_size > 0 ? info->batch_size : 200;
     m->bpe = info->epochs > 0 ? DATM_MAX(1, info->total_iters / info->epochs) : 1;
     m->train = info->train;
-    m->kl_warmup_epochs = datm_config_int(cfg, "kl_warmup_epochs");
-    m->count_mode = !strcmp(datm_config_str(cfg, "count_mode"), "expected") ? DATM_AUG_EXPECTED
-                                                                             : DATM_AUG_SAMPLED;
-    m->eval_chain = !strcmp(datm_config_str(cfg, "eval_globals"), "chain");
-    m->eval_thin = datm_config_int(cfg, "eval_thin");
-    m->eval_theta_sample = !strcmp(datm_config_str(cfg, "eval_theta"), "sample") ? 1 : 0;
-    m->encoder_steps = datm_config_int(cfg, "encoder_steps");
-    m->aug_mean = !strcmp(datm_config_str(cfg, "aug_theta"), "mean");
-    m->aug_samples = datm_config_int(cfg, "aug_samples");
-    m->aug_burn = datm_config_int(cfg, "aug_gibbs_burn");
-    m->aug_collect = datm_config_int(cfg, "aug_gibbs_collect");
-    m->input_keep = datm_config_real(cfg, "enc_input_keep");
-    int rc = per_layer(cfg, "kl_weight", L, 1.0, m->kl_weight, err);
+    m->kl_warmup_epochs = p.kl_warmup_epochs;
+    m->count_mode = !strcmp(p.count_mode, "expected") ? DATM_AUG_EXPECTED : DATM_AUG_SAMPLED;
+    m->eval_chain = !strcmp(p.eval_globals, "chain");
+    m->eval_thin = p.eval_thin;
+    m->eval_theta_sample = !strcmp(p.eval_theta, "sample") ? 1 : 0;
+    m->encoder_steps = p.encoder_steps;
+    m->aug_mean = !strcmp(p.aug_theta, "mean");
+    m->aug_samples = p.aug_samples;
+    m->aug_burn = p.aug_gibbs_burn;
+    m->aug_collect = p.aug_gibbs_collect;
+    m->input_keep = p.enc_input_keep;
+    int rc = per_layer(&p.kl_weight, WHAI_ROW_kl_weight, L, 1.0, m->kl_weight, err);
     if (!rc) {
-        const double *ws;
-        int nws = datm_config_real_list(cfg, "kl_weight_start", &ws);
-        if (nws == 0) memcpy(m->kl_weight_start, m->kl_weight, sizeof m->kl_weight);
-        else rc = per_layer(cfg, "kl_weight_start", L, 1.0, m->kl_weight_start, err);
-        const int64_t *ramp;
-        int nr = datm_config_int_list(cfg, "kl_ramp_epochs", &ramp);
+        if (p.kl_weight_start.n == 0) memcpy(m->kl_weight_start, m->kl_weight, sizeof m->kl_weight);
+        else rc = per_layer(&p.kl_weight_start, WHAI_ROW_kl_weight_start, L, 1.0,
+                            m->kl_weight_start, err);
+        const int64_t *ramp = p.kl_ramp_epochs.v;
+        const int nr = p.kl_ramp_epochs.n;
         if (!rc && (nr != 2 || ramp[1] < ramp[0]))
             rc = datm_error_set(err, DATM_E_INVALID, "model.kl_ramp_epochs: give [e0, e1] with "
                                 "e0 <= e1");
@@ -724,8 +619,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
 
     /* decoder: no r, top prior Gamma(top_shape = 1, 1) (docs/reference.md 1.1, 7); with learn_r
      * the gamma-NB top layer r ~ Gam(gamma0 / K_L, 1 / c0), r = r_init at the start */
-    m->learn_r = datm_config_bool(cfg, "learn_r");
-    if (!rc) rc = whai_check_r_keys(cfg, m->learn_r, err);
+    m->learn_r = p.learn_r;
+    if (!rc) rc = whai_check_r_keys(cfg, &p, err);
     /* only WHAI's iteration learns r: a variant with its own train_batch (wai) would accept
      * learn_r and ignore it (layerwise's network is a WHAI model: its ops are WHAI's) */
     if (!rc && m->learn_r && v->ops->train_batch != whai_train_batch)
@@ -745,23 +640,23 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);
     go.use_r = m->learn_r;
-    go.r_init = datm_config_real(cfg, "r_init");
-    go.gamma0 = datm_config_real(cfg, "gamma0");
-    go.c0 = datm_config_real(cfg, "c0");
-    go.init_lo = datm_config_real(cfg, "phi_init_lo");
-    go.phi_floor = datm_config_real(cfg, "phi_floor");
-    go.eps0 = datm_config_real(cfg, "eps0");
-    go.tau0 = datm_config_real(cfg, "tau0");
-    go.kappa0 = datm_config_real(cfg, "kappa0");
-    go.epsm0 = datm_config_real(cfg, "epsm0");
-    go.taum0 = datm_config_real(cfg, "taum0");
-    go.kappam0 = datm_config_real(cfg, "kappam0");
-    go.m_floor = datm_config_real(cfg, "m_floor");
-    if (!rc) rc = per_layer(cfg, "eta", L, 0.0, go.eta, err);
+    go.r_init = p.r_init;
+    go.gamma0 = p.gamma0;
+    go.c0 = p.c0;
+    go.init_lo = p.phi_init_lo;
+    go.phi_floor = p.phi_floor;
+    go.eps0 = p.eps0;
+    go.tau0 = p.tau0;
+    go.kappa0 = p.kappa0;
+    go.epsm0 = p.epsm0;
+    go.taum0 = p.taum0;
+    go.kappam0 = p.kappam0;
+    go.m_floor = p.m_floor;
+    if (!rc) rc = per_layer(&p.eta, WHAI_ROW_eta, L, 0.0, go.eta, err);
     if (!rc) rc = datm_gbn_create(L, m->K, &go, info->seed, &m->ch.gbn, err);
     if (!rc) rc = datm_gbn_stats_create(m->ch.gbn, &m->ch.stats, err);
-    m->phi_fixed = datm_config_bool(cfg, "phi_fixed");
-    const char *pinit = datm_config_str(cfg, "phi_init");
+    m->phi_fixed = p.phi_fixed;
+    const char *pinit = p.phi_init;
     if (!rc && pinit && *pinit) rc = whai_phi_init(m->ch.gbn, pinit, err);
 
     /* encoder (WUDVE) */
@@ -769,8 +664,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     datm_encoder_opts_default(&eo);
     eo.n_layers = L;
     eo.n_vocab = info->n_vocab;
-    const int64_t *hid;
-    int nh = datm_config_int_list(cfg, "hidden", &hid);
+    const int64_t *hid = p.hidden.v;
+    const int nh = p.hidden.n;
     if (!rc && nh != 0 && nh != L)
         rc = datm_error_set(err, DATM_E_INVALID, "model.hidden has %d values; give none or one "
                             "per layer (%d)", nh, L);
@@ -779,27 +674,26 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         eo.hidden[l] = nh ? hid[l - 1] : 0;
         eo.kl_weight[l] = m->kl_weight[l];
     }
-    eo.downward = v->no_downward ? 0 : datm_config_bool(cfg, "downward");
-    eo.shape_per_topic = datm_config_bool(cfg, "shape_per_topic");
-    eo.lambda_is_mean = datm_config_bool(cfg, "lambda_is_mean");
-    eo.k_min = datm_config_real(cfg, "k_min");
-    eo.k_max = datm_config_real(cfg, "k_max");
-    eo.lambda_min = datm_config_real(cfg, "lambda_min");
-    eo.u_lo = datm_config_real(cfg, "u_lo");
-    eo.u_hi = datm_config_real(cfg, "u_hi");
-    eo.init_sd = datm_config_real(cfg, "init_sd");
-    eo.init_bias = datm_config_real(cfg, "init_bias");
-    eo.top_shape = datm_config_real(cfg, "top_shape");
+    eo.downward = v->no_downward ? 0 : p.downward;
+    eo.shape_per_topic = p.shape_per_topic;
+    eo.lambda_is_mean = p.lambda_is_mean;
+    eo.k_min = p.k_min;
+    eo.k_max = p.k_max;
+    eo.lambda_min = p.lambda_min;
+    eo.u_lo = p.u_lo;
+    eo.u_hi = p.u_hi;
+    eo.init_sd = p.init_sd;
+    eo.init_bias = p.init_bias;
+    eo.top_shape = p.top_shape;
     if (v->family) eo.family = v->family;
     if (!rc) rc = datm_encoder_create(&eo, info->seed, &m->enc, err);
     if (!rc) {
         m->ch.params = m->enc->params.value;
         m->ch.grad = m->enc->params.grad;
-        rc = datm_adam_init(&m->ch.adam, m->enc->params.size, datm_config_real(cfg, "lr"),
-                            datm_config_real(cfg, "beta1"), datm_config_real(cfg, "beta2"),
-                            datm_config_real(cfg, "adam_eps"), err);
-        m->ch.adam.clip = datm_config_real(cfg, "grad_clip");
-        m->ch.adam.rms_clip = datm_config_real(cfg, "grad_clip_rms");
+        rc = datm_adam_init(&m->ch.adam, m->enc->params.size, p.lr, p.beta1, p.beta2,
+                            p.adam_eps, err);
+        m->ch.adam.clip = p.grad_clip;
+        m->ch.adam.rms_clip = p.grad_clip_rms;
     }
     if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
     if (!rc && m->aug_burn > 0 && m->aug_collect == 0)

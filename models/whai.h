@@ -8,8 +8,137 @@
 #include "decoder/decoder.h"
 #include "encoder/encoder.h"
 #include "pipeline/model.h"
+#include "pipeline/params.h"
 
-/* The WHAI schema (model: section); variants may reuse it as their own. */
+/* WHAI's model: keys, one row each (pipeline/params.h): the schema datm_whai_schema, which
+ * the variants built on WHAI edit and extend (variant_schema.h; base rows first, in this
+ * order), and the struct whai_params. */
+#define WHAI_PARAMS(X) \
+    X(layers, "layers", INT_LIST, "[128, 64, 32]", 1, 1e6, NULL, \
+      "widths K_1..K_L from the bottom (topics over words) up") \
+    X(hidden, "hidden", INT_LIST, "[]", 1, 1e6, NULL, \
+      "encoder hidden widths H_l: [] = K_l (paper), else one per layer") \
+    X(downward, "downward", BOOL, "true", DATM_NOB, NULL, \
+      "add Phi(l+1) theta(l+1) to the Weibull shape (paper eq. posterior-completely; " \
+      "false = IWHAI)") \
+    X(shape_per_topic, "shape_per_topic", BOOL, "true", DATM_NOB, NULL, \
+      "shape k from a K_l x K_l layer (paper); false: one shape per document (authors' code)") \
+    X(lambda_is_mean, "lambda_is_mean", BOOL, "false", DATM_NOB, NULL, \
+      "false: softplus output is the Weibull scale (paper); true: it is the mean, scale = " \
+      "mean / Gamma(1 + 1/k) (PyDPM)") \
+    X(k_min, "k_min", REAL, "0.1", 1e-6, 1e6, NULL, \
+      "Weibull shape clamp, lower (code: 0.1)") \
+    X(k_max, "k_max", REAL, "10", 1e-6, 1e6, NULL, \
+      "Weibull shape clamp, upper (code: 10)") \
+    X(lambda_min, "lambda_min", REAL, "1e-10", 1e-30, 1, NULL, \
+      "floor of the Weibull scale") \
+    X(u_lo, "u_lo", REAL, "0", 0, 1, NULL, \
+      "noise u ~ U(u_lo, u_hi): (0, 1) paper; (0.2, 0.8) PyDPM") \
+    X(u_hi, "u_hi", REAL, "1", 0, 1, NULL, \
+      "noise range, upper end") \
+    X(kl_weight, "kl_weight", REAL_LIST, "[]", 0, 1e6, NULL, \
+      "KL weights w_l: [] = 1 (paper), one value for all layers, or one per layer " \
+      "(reference codes: 0.05, or 0.1/0.01/0.001)") \
+    X(top_shape, "top_shape", REAL, "1", 1e-6, 1e6, NULL, \
+      "top-layer prior Gamma(top_shape, 1) (paper: r = 1; one TF derivative uses 0.01); " \
+      "learn_r = true replaces it by Gamma(r, 1)") \
+    X(learn_r, "learn_r", BOOL, "false", DATM_NOB, NULL, \
+      "learn the top-layer shape r_k ~ Gam(gamma0 / K_L, 1 / c0) by TLASGR from the top-layer " \
+      "CRT tables (paper eq. r_update); the top KL prior becomes Gamma(r, 1). false: fixed " \
+      "top_shape (the paper's WHAI experiments, r = 1)") \
+    X(gamma0, "gamma0", REAL, "1", 1e-12, 1e6, NULL, \
+      "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): gamma0 (TLASGR code: 1)") \
+    X(c0, "c0", REAL, "1", 1e-12, 1e6, NULL, \
+      "learn_r: r_k ~ Gam(gamma0 / K_L, 1 / c0): c0 (TLASGR code: 1)") \
+    X(r_init, "r_init", REAL, "1", 1e-12, 1e6, NULL, \
+      "learn_r: r_k before the first TLASGR step (1 = WHAI's fixed r)") \
+    X(kl_weight_start, "kl_weight_start", REAL_LIST, "[]", 0, 1e6, NULL, \
+      "KL weights before kl_ramp_epochs[0] ([] = kl_weight: no schedule); they move linearly to " \
+      "kl_weight between the two epochs of kl_ramp_epochs") \
+    X(kl_ramp_epochs, "kl_ramp_epochs", INT_LIST, "[0, 0]", 0, 1e6, NULL, \
+      "[e0, e1]: epochs between which the KL weights go from kl_weight_start to kl_weight") \
+    X(kl_warmup_epochs, "kl_warmup_epochs", INT, "0", 0, 1e6, NULL, \
+      "ramp the KL weights linearly from 0 to w_l over this many epochs (0 = off)") \
+    X(lr, "lr", REAL, "1e-3", 1e-12, 10, NULL, \
+      "Adam learning rate of the encoder") \
+    X(beta1, "beta1", REAL, "0.9", 0, 0.999999, NULL, \
+      "Adam beta1") \
+    X(beta2, "beta2", REAL, "0.999", 0, 0.99999999, NULL, \
+      "Adam beta2") \
+    X(adam_eps, "adam_eps", REAL, "1e-8", 1e-20, 1, NULL, \
+      "Adam epsilon") \
+    X(grad_clip, "grad_clip", REAL, "0", 0, 1e12, NULL, \
+      "element-wise gradient clip (0 = none; rGBN-RNN uses 1)") \
+    X(grad_clip_rms, "grad_clip_rms", REAL, "0", 0, 1e6, NULL, \
+      "element-wise gradient clip relative to Adam's history (not in the paper; 0 = none): " \
+      "each entry is clipped to this many times the root of its bias-corrected second moment " \
+      "before the step, so a sudden run of gradients far above their history cannot move " \
+      "every weight by several steps at once while the second moment catches up") \
+    X(init_sd, "init_sd", REAL, "0", 0, 10, NULL, \
+      "encoder weights ~ N(0, init_sd^2); 0 = Xavier sqrt(2 / (fan_in + fan_out))") \
+    X(init_bias, "init_bias", REAL, "0", -10, 10, NULL, \
+      "initial encoder biases") \
+    X(eta, "eta", REAL_LIST, "[]", 1e-12, 1e6, NULL, \
+      "Dirichlet eta(l) of the Phi(l) columns: [] = 1/K_l (paper), one value, or one per layer") \
+    X(phi_init_lo, "phi_init_lo", REAL, "0.05", 0, 1, NULL, \
+      "Phi init: entries lo + (1 - lo) U(0,1), columns normalised (docs/reference.md 1.1)") \
+    X(phi_floor, "phi_floor", REAL, "1e-10", 0, 1e-3, NULL, \
+      "Phi entries are clamped to >= phi_floor before renormalising") \
+    X(phi_init, "phi_init", STRING, "", 0, 0, NULL, \
+      "warm start: read Phi(l) from /model/phi_<l> of this result (or checkpoint) .h5 (layers " \
+      "whose shape matches; \"\" = random init). Not in the paper") \
+    X(phi_fixed, "phi_fixed", BOOL, "false", 0, 0, NULL, \
+      "keep Phi fixed (no augmentation, no TLASGR): train the encoder against given topics") \
+    X(eps0, "eps0", REAL, "1", 1e-12, 1e6, NULL, \
+      "TLASGR step eps_t = eps0 ((tau0 + t)/(tau0 + 1))^-kappa0") \
+    X(tau0, "tau0", REAL, "20", 0, 1e12, NULL, \
+      "eps_t schedule: tau0") \
+    X(kappa0, "kappa0", REAL, "0.7", 0, 1, NULL, \
+      "eps_t schedule: kappa0") \
+    X(epsm0, "epsm0", REAL, "0.5", 0, 1, NULL, \
+      "eps'_t of the annealed M (paper eq. update_M), same form; MATLAB TLASGR: 0.5, 20, 0.7; " \
+      "paper: eps'_t = eps_t (1, 20, 0.7)") \
+    X(taum0, "taum0", REAL, "20", 0, 1e12, NULL, \
+      "eps'_t schedule: tau") \
+    X(kappam0, "kappam0", REAL, "0.7", 0, 1, NULL, \
+      "eps'_t schedule: kappa") \
+    X(m_floor, "m_floor", REAL, "1", 1e-12, 1e12, NULL, \
+      "M_k >= m_floor, so empty topics do not get huge steps (docs/reference.md 1.4)") \
+    X(count_mode, "count_mode", CHOICE, "sampled", DATM_NOB, "sampled|expected", \
+      "augmented counts fed to TLASGR: sampled, or their expectations (docs/reference.md 1.8)") \
+    X(encoder_steps, "encoder_steps", INT, "1", 1, 1000, NULL, \
+      "Adam steps on the encoder per mini-batch before theta is sampled (paper: 1)") \
+    X(aug_theta, "aug_theta", CHOICE, "sample", DATM_NOB, "sample|mean", \
+      "theta fed to the upward augmentation: one encoder sample (paper Alg. 1) or its mean") \
+    X(aug_samples, "aug_samples", INT, "1", 1, 1000, NULL, \
+      "encoder samples of theta per document augmented per mini-batch; TLASGR gets their " \
+      "average counts (paper Alg. 1: 1). Not in the paper") \
+    X(aug_gibbs_burn, "aug_gibbs_burn", INT, "0", 0, 1000, NULL, \
+      "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) " \
+      "started from the encoder's theta and discarded before the counts are collected " \
+      "(0 = off, paper Alg. 1). Not in the paper") \
+    X(aug_gibbs_collect, "aug_gibbs_collect", INT, "0", 0, 1000, NULL, \
+      "with Gibbs refinement: sweeps whose augmented counts TLASGR averages (0 = off; needs " \
+      "aug_samples = 1)") \
+    X(enc_input_keep, "enc_input_keep", REAL, "1", 1e-6, 1, NULL, \
+      "encoder training steps read a binomial thinning of each document (every token kept with " \
+      "this probability) while the likelihood scores the whole document, so the encoder learns " \
+      "to infer theta from part of a document, as at test time (heldout-docs protocol); still a " \
+      "lower bound on ln p(x). 1 = off (paper Alg. 1). Not in the paper") \
+    X(eval_globals, "eval_globals", CHOICE, "chain", DATM_NOB, "chain|fixed", \
+      "chain: each evaluation draw advances a copy of the whole chain by eval_thin iterations, " \
+      "averaging over Phi samples (paper: samples collected after burn-in); fixed: current " \
+      "globals only") \
+    X(eval_thin, "eval_thin", INT, "1", 1, 1e6, NULL, \
+      "chain iterations per evaluation draw") \
+    X(eval_theta, "eval_theta", CHOICE, "sample", DATM_NOB, "sample|mean", \
+      "theta of an evaluation draw: one encoder sample (paper eq. perplexity) or the mean")
+DATM_PARAMS_STRUCT(whai_params, WHAI_PARAMS)
+/* Copies WHAI's keys of a validated model: section (of whai or of a variant built on it). */
+void whai_params_get(const datm_config *c, whai_params *p);
+/* Row indices: datm_whai_schema[WHAI_ROW_lr], and the same row of a variant's schema. */
+#define WHAI_ROW_(field, ...) WHAI_ROW_##field,
+enum { WHAI_PARAMS(WHAI_ROW_) WHAI_ROW_COUNT_ };
 extern const datm_param_schema datm_whai_schema[];
 /* WHAI's own table (layerwise's per-stage network is a plain WHAI model). */
 extern const datm_model_ops datm_model_whai;
