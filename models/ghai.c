@@ -11,6 +11,7 @@
  * Everything else (encoder, TLASGR decoder, Algorithm 1, evaluation, save/load) is WHAI's
  * (models/whai.c) with this family swapped in. This file holds the family tables (one per B,
  * since a family carries no parameters) and the variant's ops. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "dist/gamma_rsvi.h"
@@ -89,8 +90,10 @@ __attribute__((constructor)) static void ghai_schema_init(void)
         {"k_max", NULL, "gamma shape clamp, upper"},
         {"lambda_min", NULL, "floor of the gamma scale lam (mean k lam)"},
         {"lambda_is_mean", "false", "must be false for ghai (the mean parameterisation is Weibull only)"},
-        {"u_lo", NULL, "unused by ghai (RSVI draws its own noise)"},
-        {"u_hi", NULL, "unused by ghai (RSVI draws its own noise)"},
+        {"u_lo", NULL, "not used by ghai (RSVI draws its own noise): any value but 0 is an "
+                       "error"},
+        {"u_hi", NULL, "not used by ghai (RSVI draws its own noise): any value but 1 is an "
+                       "error"},
     };
     static const datm_param_schema extra[] = {DATM_PARAMS_ROWS(GHAI_PARAMS)};
     variant_schema_build(ghai_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,
@@ -116,7 +119,18 @@ static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_m
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_ghai;
     ghai_params p;
+    whai_params wp;
     ghai_params_get(cfg, &p);
+    whai_params_get(cfg, &wp);
+    /* WHAI's noise bounds: kept in the table (resolved specs keep their hashes), inert here */
+    const struct { int row; double value; } inert[] = {{WHAI_ROW_u_lo, wp.u_lo},
+                                                        {WHAI_ROW_u_hi, wp.u_hi}};
+    for (size_t i = 0; i < DATM_COUNTOF(inert); i++) {
+        const datm_param_schema *r = &datm_whai_schema[inert[i].row];
+        if (inert[i].value != strtod(r->def, NULL))
+            return datm_error_set(err, DATM_E_INVALID, "model.%s: %g: not used by ghai (RSVI "
+                                  "draws its own noise); remove the key", r->key, inert[i].value);
+    }
     v.family = ghai_family((int)p.rsvi_boost);
     if (!v.family)
         return datm_error_set(err, DATM_E_INVALID, "model.rsvi_boost: %lld (1..%d)",

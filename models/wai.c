@@ -18,6 +18,7 @@
  * The encoder, its options and keys, features, topics and most of save/load are WHAI's
  * (models/whai.h): this variant holds a WHAI model whose decoder Phi is overwritten by the
  * softmax topics after each step, so WHAI's infer/get_phi/eval(fixed)/save read them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "decoder/softmax_topics.h"
@@ -61,10 +62,13 @@ static DATM_PARAMS_GETTER(wai_params, WAI_PARAMS)
 __attribute__((constructor)) static void wai_schema_init(void)
 {
     static const char unused[] = "unused by wai (topics are learnt by Adam, not TLASGR)";
+    static const char inert[] =
+        "not used by wai (topics are learnt by Adam, not TLASGR): any value but the default is "
+        "an error";
     static const variant_schema_edit edits[] = {
-        {"eta", NULL, unused},      {"eps0", NULL, unused},      {"tau0", NULL, unused},
-        {"kappa0", NULL, unused},   {"epsm0", NULL, unused},     {"taum0", NULL, unused},
-        {"kappam0", NULL, unused},  {"m_floor", NULL, unused},   {"count_mode", NULL, unused},
+        {"eta", NULL, unused},      {"eps0", NULL, inert},      {"tau0", NULL, inert},
+        {"kappa0", NULL, inert},    {"epsm0", NULL, inert},     {"taum0", NULL, inert},
+        {"kappam0", NULL, inert},   {"m_floor", NULL, inert},   {"count_mode", NULL, inert},
         {"phi_floor", NULL, unused},
         {"phi_init_lo", NULL,
          "initial Phi as WHAI's: entries lo + (1 - lo) U(0,1), columns normalised; beta = ln Phi"},
@@ -358,10 +362,37 @@ const datm_model_ops datm_model_wai = {
     .destroy = wai_destroy,
 };
 
+/* WHAI's TLASGR keys stay in wai's table (resolved specs keep their hashes) but do nothing
+ * here: any value but the default is an error naming the key. */
+static int wai_check_inert(const datm_config *cfg, datm_error *err)
+{
+    whai_params wp;
+    whai_params_get(cfg, &wp);
+    const struct { int row; double value; } inert[] = {
+        {WHAI_ROW_eps0, wp.eps0},     {WHAI_ROW_tau0, wp.tau0},   {WHAI_ROW_kappa0, wp.kappa0},
+        {WHAI_ROW_epsm0, wp.epsm0},   {WHAI_ROW_taum0, wp.taum0}, {WHAI_ROW_kappam0, wp.kappam0},
+        {WHAI_ROW_m_floor, wp.m_floor}};
+    for (size_t i = 0; i < DATM_COUNTOF(inert); i++) {
+        const datm_param_schema *r = &datm_whai_schema[inert[i].row];
+        if (inert[i].value != strtod(r->def, NULL))
+            return datm_error_set(err, DATM_E_INVALID, "model.%s: %g: not used by wai (its "
+                                  "topics are learnt by Adam, not TLASGR); remove the key",
+                                  r->key, inert[i].value);
+    }
+    const datm_param_schema *cm = &datm_whai_schema[WHAI_ROW_count_mode];
+    if (strcmp(wp.count_mode, cm->def) != 0)
+        return datm_error_set(err, DATM_E_INVALID, "model.%s: %s: not used by wai (its topics "
+                              "are learnt by Adam, not TLASGR); remove the key", cm->key,
+                              wp.count_mode);
+    return DATM_OK;
+}
+
 static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                       datm_error *err)
 {
     *out = NULL;
+    int rc0 = wai_check_inert(cfg, err);
+    if (rc0) return rc0;
     wai_model *m = datm_alloc(sizeof *m, err);
     if (!m) return DATM_E_NOMEM;
     m->base.ops = &datm_model_wai;

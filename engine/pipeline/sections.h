@@ -99,7 +99,8 @@
       "store per-layer top words, coherence, diversity and per-topic diagnostics under " \
       "/topics") \
     X(top_words, "top_words", INT, "10", 1, 1000, NULL, \
-      "top words stored per topic")
+      "not used (/topics keeps 25 words per topic; `datm topics --top N` prints N): any " \
+      "value but 10 is an error")
 
 DATM_PARAMS_DECLARE(datm_run_params, DATM_RUN_PARAMS)
 DATM_PARAMS_DECLARE(datm_data_params, DATM_DATA_PARAMS)

@@ -101,6 +101,20 @@ static int section_by_name(const char *name)
 }
 
 static void spec_params_fill(datm_spec *s);
+static const char *where_given(const datm_spec *s, const char *sec, const char *key);
+
+/* Keys kept in a table only so that resolved specs keep their hashes, though nothing reads
+ * them: any value but the default is an error naming the key (it would do nothing). */
+static void check_inert_keys(load_ctx *c, const datm_spec *s)
+{
+    const datm_param_schema *tw = &datm_output_params_schema[DATM_OUTPUT_ROW_top_words];
+    if (s->p.output.top_words != strtoll(tw->def, NULL, 10)) {
+        const char *w = where_given(s, "output", tw->key);
+        add_error(c, w[0] ? w : c->file, "output.%s: %lld: not used (result.h5 /topics keeps "
+                  "25 words per topic; `datm topics --top N` prints N of them); remove the key",
+                  tw->key, (long long)s->p.output.top_words);
+    }
+}
 
 /* ---- overrides ---- */
 
@@ -452,6 +466,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
             return err->code;
     }
     spec_params_fill(s);
+    check_inert_keys(c, s);
     return DATM_OK;
 }
 
