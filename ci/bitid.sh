@@ -51,7 +51,7 @@ run_hash() {
         experiments/brown/*)                      dataset=brown ;;
         *)                                        dataset=digits ;;
     esac
-    variant=$("$datm" check "$SRC/$spec" | awk '/^  variant:/ {print $2; exit}')
+    variant=$("$datm" check "$SRC/$spec" data.dataset="$dataset" | awk '/^  variant:/ {print $2; exit}')
     case $variant in
         sdatm-*)    extra="$extra model.unsup_epochs=1" ;;
         dlda-gibbs) extra="" ;;   # its spec takes the whole corpus as one batch
