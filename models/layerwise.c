@@ -184,12 +184,12 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
     whai_variant v;
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_whai;   /* the stage's network is a WHAI model (with learn_r) */
+    v.hooks.pre_tlasgr = lw_pre_tlasgr;
+    v.hooks.pre_tlasgr_user = m;
     if (!rc) rc = whai_create_variant(m->cfg, &m->info, &v, &inner, err);
     if (rc) return rc;
     whai_model *w = (whai_model *)inner;
     DATM_ASSERT(w->learn_r && w->ch.gbn->r);
-    w->pre_tlasgr = lw_pre_tlasgr;
-    w->pre_tlasgr_user = m;
 
     /* decoder with the gamma-NB top layer: trained Phi, M (and r) through the unit map */
     datm_gbn *g = w->ch.gbn;
@@ -211,7 +211,7 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
         g->gamma0 = og->gamma0;
         g->c0 = og->c0;
         datm_gbn_sync_f(g);
-        w->iteration = old->iteration;   /* WHAI's KL schedule in the evaluation chain */
+        whai_set_iteration(w, old->iteration);   /* WHAI's KL schedule in the evaluation chain */
     }
 
     /* encoder: trained weights and Adam moments through the unit maps */
@@ -229,13 +229,7 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
         if (!rc) rc = remap_vector(old->enc, old->ch.adam.v, e2, (const int32_t *const *)maps,
                                    old->L + 1, w->ch.adam.v, err);
         if (!rc) {
-            datm_encoder_ws_destroy(&w->ws);
-            datm_encoder_destroy(&w->enc);
-            w->enc = e2;
-            w->ch.params = e2->params.value;
-            w->ch.grad = e2->params.grad;
-            w->ch.adam.t = old->ch.adam.t;
-            rc = datm_encoder_ws_create(e2, w->B, w->B * 64, &w->ws, err);
+            rc = whai_replace_encoder(w, e2, old->ch.adam.t, err);
         } else {
             datm_encoder_destroy(&e2);
         }

@@ -573,13 +573,11 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     sdatm_params p;
     whai_params_get(cfg, &wp);
     sdatm_params_get(cfg, &p);
-    const whai_variant v = {ops, 0, NULL, 0};
+    const whai_variant v = {.ops = ops, .hooks = {.extra = sdatm_label_term, .extra_user = s}};
     datm_model *wm = NULL;
     int rc = whai_create_variant(cfg, info, &v, &wm, err);
     if (rc) { datm_free(s); return rc; }
     s->w = (whai_model *)wm;
-    s->w->extra = sdatm_label_term;
-    s->w->extra_user = s;
     s->L = s->w->L;
     for (int l = 0; l <= s->L; l++) s->K[l] = s->w->K[l];
     s->N = s->w->N;
@@ -611,7 +609,8 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                          info->seed, err);
     if (!rc && s->val.n) {
         /* held-out documents do not train: TLASGR's rho = N / B and KL(W) / N count the rest */
-        s->w->N = s->N = s->val.N - s->val.n;
+        s->N = s->val.N - s->val.n;
+        whai_set_n_train(s->w, s->N);
         rc = datm_csr_select_rows(info->train, s->val.rows, s->val.n, &s->Xval, err);
         s->yval = rc ? NULL : datm_alloc_array((size_t)s->val.n, sizeof(int32_t), err);
         s->val_pred = rc ? NULL : datm_alloc_array((size_t)s->val.n, sizeof(int32_t), err);
@@ -802,7 +801,7 @@ static int snapshot_load(sdatm *s, struct datm_h5 *g, datm_error *err)
 static void snapshot_restore(sdatm *s)
 {
     if (!s->best_enc) return;
-    memcpy(s->w->ch.params, s->best_enc, (size_t)s->w->enc->params.size * sizeof(float));
+    whai_set_encoder_params(s->w, s->best_enc);
     memcpy(s->hp.value, s->best_head, (size_t)s->hp.size * sizeof(float));
     datm_gbn_copy(s->w->ch.gbn, s->best_gbn);
 }
@@ -872,7 +871,7 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
          * resumed run takes the same ones) */
         const double f = sdatm_lr_factor(ctx->iteration, s->unsup_epochs * s->bpe + 1,
                                          s->total_iters, s->lr_to);
-        s->w->ch.adam.lr = s->lr_enc0 * f;
+        whai_set_lr(s->w, s->lr_enc0 * f);
         s->adam.lr = s->lr_head0 * f;
     }
     if (s->val.stopped_epoch) {

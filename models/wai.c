@@ -400,6 +400,7 @@ static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_mo
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_wai;
     v.own_iteration = 1;   /* Phi by Adam in wai_train_batch, not WHAI's TLASGR iteration */
+    v.own_eval = 1;        /* WHAI's own chain would run TLASGR: WAI evaluates its own way */
     datm_model *inner = NULL;
     int rc = whai_create_variant(cfg, info, &v, &inner, err);
     if (rc) {
@@ -407,9 +408,10 @@ static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_mo
         return rc;
     }
     m->w = (whai_model *)inner;
-    m->eval_chain = m->w->eval_chain;
+    whai_params wp;
+    whai_params_get(cfg, &wp);
+    m->eval_chain = !strcmp(wp.eval_globals, "chain");
     m->eval_thin = m->w->eval_thin;
-    m->w->eval_chain = 0;   /* WHAI's own chain would run TLASGR: WAI evaluates its own way */
     m->st.params = m->w->ch.params;
     m->st.grad = m->w->ch.grad;
     m->st.adam = &m->w->ch.adam;

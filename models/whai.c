@@ -137,7 +137,8 @@ static int whai_encoder_steps(whai_model *m, whai_chain *c, const datm_csr *X,
         /* supervised variants: the extra loss's gradient on theta joins the backward pass */
         const float *const *dth = NULL;
         double xloss = 0;
-        if (!rc && m->extra && xb) rc = m->extra(m->extra_user, xb, xctx, m->ws, &dth, &xloss, err);
+        if (!rc && m->hooks.extra && xb)
+            rc = m->hooks.extra(m->hooks.extra_user, xb, xctx, m->ws, &dth, &xloss, err);
         if (!rc) rc = datm_encoder_backward(m->enc, c->params, m->ws, dth, c->grad, NULL, err);
         if (rc) break;
         if (s == 0) el->loss += xloss;
@@ -226,7 +227,7 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
     if (rc || m->phi_fixed) return rc;
     /* 3. TLASGR on every Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     const double rho = (double)m->N / (double)B;
-    if (m->pre_tlasgr) rc = m->pre_tlasgr(m->pre_tlasgr_user, c, rho, err);
+    if (m->hooks.pre_tlasgr) rc = m->hooks.pre_tlasgr(m->hooks.pre_tlasgr_user, c, rho, err);
     if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
     return rc;
 }
@@ -595,7 +596,8 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->train = info->train;
     m->kl_warmup_epochs = p.kl_warmup_epochs;
     m->count_mode = !strcmp(p.count_mode, "expected") ? DATM_AUG_EXPECTED : DATM_AUG_SAMPLED;
-    m->eval_chain = !strcmp(p.eval_globals, "chain");
+    m->eval_chain = v->own_eval ? 0 : !strcmp(p.eval_globals, "chain");
+    m->hooks = v->hooks;
     m->eval_thin = p.eval_thin;
     m->eval_theta_sample = !strcmp(p.eval_theta, "sample") ? 1 : 0;
     m->encoder_steps = p.encoder_steps;
@@ -718,6 +720,40 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     return DATM_OK;
 }
 
+/* ---- the state variants change (whai.h) ---- */
+
+void whai_set_n_train(whai_model *w, int64_t N)
+{
+    w->N = N;
+}
+
+void whai_set_lr(whai_model *w, double lr)
+{
+    w->ch.adam.lr = lr;
+}
+
+void whai_set_encoder_params(whai_model *w, const float *params)
+{
+    memcpy(w->ch.params, params, (size_t)w->enc->params.size * sizeof(float));
+}
+
+void whai_set_iteration(whai_model *w, int64_t iteration)
+{
+    w->iteration = iteration;
+}
+
+int whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_error *err)
+{
+    DATM_ASSERT(e->params.size == w->enc->params.size);
+    datm_encoder_ws_destroy(&w->ws);
+    datm_encoder_destroy(&w->enc);
+    w->enc = e;
+    w->ch.params = e->params.value;
+    w->ch.grad = e->params.grad;
+    w->ch.adam.t = adam_t;
+    return datm_encoder_ws_create(e, w->B, w->B * 64, &w->ws, err);
+}
+
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err);
 
@@ -733,6 +769,6 @@ const datm_model_ops datm_model_whai = {
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err)
 {
-    const whai_variant v = {&datm_model_whai, 0, NULL, 0};
+    const whai_variant v = {.ops = &datm_model_whai};
     return whai_create_variant(cfg, info, &v, out, err);
 }

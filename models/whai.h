@@ -147,7 +147,7 @@ extern const datm_model_ops datm_model_whai;
  * TRAINING iteration (not the evaluation chain) between the encoder's forward and backward.
  * It reads ws->theta[l] (B, K_l), sets *dtheta to its d(extra loss)/d theta(l) arrays
  * (1-based, (B, K_l); NULL: no gradient this time) and *loss to the extra loss per document,
- * which whai adds to the reported loss. The variant sets whai_model.extra after creation. */
+ * which whai adds to the reported loss. The variant gives it in whai_variant.hooks. */
 typedef int (*whai_extra_fn)(void *user, const datm_batch *b, const datm_train_ctx *ctx,
                              const datm_encoder_ws *ws, const float *const **dtheta,
                              double *loss, datm_error *err);
@@ -166,6 +166,15 @@ typedef struct whai_chain {
  * first mini-batch): called for every chain (training and evaluation copies) after the
  * upward augmentation has filled c->stats and before the TLASGR step, with rho = N / B. */
 typedef int (*whai_pre_tlasgr_fn)(void *user, whai_chain *c, double rho, datm_error *err);
+
+/* What a variant changes in WHAI's iteration; a NULL function keeps WHAI's own behaviour.
+ * Given at creation (whai_variant.hooks) and fixed for the model's life. */
+typedef struct whai_hooks {
+    whai_extra_fn      extra;             /* an extra loss term on theta (sdatm's label term) */
+    void              *extra_user;
+    whai_pre_tlasgr_fn pre_tlasgr;        /* before each TLASGR step (layerwise's new top) */
+    void              *pre_tlasgr_user;
+} whai_hooks;
 
 typedef struct whai_model {
     datm_model       base;
@@ -196,10 +205,7 @@ typedef struct whai_model {
     double           input_keep;                   /* encoder-step input thinning (1: off) */
     float           *in_val;                       /* (in_cap) thinned counts of a batch */
     int64_t          in_cap;
-    whai_extra_fn    extra;                        /* NULL, or the supervised hook above */
-    void            *extra_user;
-    whai_pre_tlasgr_fn pre_tlasgr;                 /* NULL, or the hook above */
-    void            *pre_tlasgr_user;
+    whai_hooks       hooks;                        /* the variant's changes (above) */
     /* learn_r: the decoder has r (K_L), r ~ Gam(gamma0/K_L, 1/c0) learnt by TLASGR (paper eq.
      * r_update), and the encoder's top KL prior is Gamma(r, 1); else Gamma(top_shape, 1) */
     int              learn_r;
@@ -213,7 +219,28 @@ typedef struct whai_variant {
     const datm_posterior_family *family;    /* non-NULL: replaces the Weibull family */
     int                          own_iteration; /* 1: trains without whai_train_batch (wai),
                                                    so WHAI's augmentation options are refused */
+    int                          own_eval;  /* 1: the variant evaluates its own way (wai):
+                                               WHAI's evaluation chain stays off */
+    whai_hooks                   hooks;     /* extra loss on theta, pre-TLASGR step */
 } whai_variant;
+
+/* The state a variant built on WHAI may change after creation, each through one function
+ * (a variant reads whai_model's fields but never writes them):
+ * - whai_set_n_train: N, the training documents that TLASGR's rho = N / B and the KL terms
+ *   count (sdatm holds validation documents out);
+ * - whai_set_lr: the encoder's Adam step size (sdatm's cosine annealing);
+ * - whai_set_encoder_params: the encoder's weights (size enc->params.size; sdatm restores
+ *   its best validation state);
+ * - whai_set_iteration: the last training iteration, which drives the KL schedule
+ *   (layerwise's next stage continues the previous one's);
+ * - whai_replace_encoder: a new encoder of the same layout (takes ownership of e; the chain's
+ *   weights and gradients become e's, Adam's step count is adam_t; layerwise's remapped
+ *   encoder after pruning). */
+void whai_set_n_train(whai_model *w, int64_t N);
+void whai_set_lr(whai_model *w, double lr);
+void whai_set_encoder_params(whai_model *w, const float *params);
+void whai_set_iteration(whai_model *w, int64_t iteration);
+int  whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_error *err);
 
 int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,
                          const whai_variant *v, datm_model **out, datm_error *err);
