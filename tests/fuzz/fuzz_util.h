@@ -42,7 +42,7 @@ static inline const char *fuzz_file(const char *name, const uint8_t *data, size_
     static char paths[8][512];
     static int slot;
     char *p = paths[slot++ & 7];
-    snprintf(p, 512, "%s/%s", fuzz_dir(), name);
+    if ((size_t)snprintf(p, 512, "%s/%s", fuzz_dir(), name) >= 512) abort();
     FILE *f = fopen(p, "wb");
     if (!f) abort();
     if (size && fwrite(data, 1, size, f) != size) abort();
