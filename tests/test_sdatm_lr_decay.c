@@ -1,4 +1,4 @@
-/* ctest-labels: unit;e2e  ctest-timeout: 300 */
+/* ctest-labels: e2e  ctest-timeout: 300 */
 /* tests/test_sdatm_lr_decay.c: model.lr_decay_to (models/sdatm.c, sdatm_lr_factor), cosine
  * annealing of the encoder's and the head's Adam steps over the supervised iterations.
  *  1. sdatm_lr_factor: 1 before the first supervised iteration and for to >= 1; 1 at the first
