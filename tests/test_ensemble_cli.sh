@@ -81,8 +81,8 @@ check "'$datm' compare '$tmp/e2' --format csv 2>/dev/null | grep -q '^e2,COMPLET
 check "grep -q 'same spec and seed' '$tmp/e3.txt'" "the same run twice warns: $(grep -m1 'same spec' "$tmp/e3.txt")"
 
 # bad input: an error naming what is wrong, nothing written
-spec whai > "$tmp/u.yaml"
-"$datm" run "$tmp/u.yaml" -o "$tmp/u" --threads 2 > /dev/null 2>&1
+spec whai > "$tmp/u.yaml"   # any finished unsupervised run: one epoch is enough
+"$datm" run "$tmp/u.yaml" train.epochs=1 -o "$tmp/u" --threads 2 > /dev/null 2>&1
 "$datm" ensemble "$tmp/a" "$tmp/u" -o "$tmp/bad1" > "$tmp/bad1.txt" 2>&1; rc=$?
 check "[ $rc = 1 ] && grep -q 'u: model whai has no class prediction' '$tmp/bad1.txt' && [ ! -e '$tmp/bad1/result.h5' ]" \
       "an unsupervised member: $(tail -1 "$tmp/bad1.txt")"
