@@ -17,7 +17,7 @@ datm=${DATM_BIN:-$src/build/datm}
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_french_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/testlib.sh"   # check
+. "$(dirname "$0")/testlib.sh"   # check, run_ok
 
 cuisine="fromage crème café pâtisserie boulangère gâteau farine beurre sucre chocolat crêpe omelette fraîche soupe légumes épices cuisinière recette goûter dîner déjeuner baguette confiture pâte"
 sport="équipe joueur entraîneur match stade ballon championnat victoire défaite arbitre coupe tournoi gardien attaquant défenseur saison supporters vélo course médaille athlète piscine entraînement"
@@ -86,8 +86,7 @@ output:
   figures: false
   report: false
 YAML
-"$datm" run "$tmp/spec.yaml" -o "$tmp/run" --quiet > "$tmp/run.txt" 2>&1; rc=$?
-check "[ $rc = 0 ]" "datm run exit $rc: $(tail -3 "$tmp/run.txt")"
+run_ok "$tmp/spec.yaml" "$tmp/run"
 ppl=$(h5dump -d /metrics/perplexity "$tmp/run/result.h5" 2>/dev/null | sed -n 's/.*(0): //p')
 # the unigram perplexity of the held-out words under the training words' frequencies is what a
 # one-topic model reaches; the documents' themes must do better

@@ -24,39 +24,12 @@ command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; e
 T=$(mktemp -d /tmp/datm_dlda_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail=0
-. "$(dirname "$0")/testlib.sh"   # check
+. "$(dirname "$0")/testlib.sh"   # check, h5_scalar
 UNIGRAM=1364.8156259919924
 COMMON="data.eval_docs=1000 train.eval_docs=200 train.eval_samples=2 evaluate.classify=false
         output.figures=false output.report=false output.topics=false model.test_burnin=30"
 
-metrics_ok() {   # run_dir name
-    local p o
-    p=$(h5_scalar "$1/result.h5" /metrics/perplexity)
-    o=$(h5_scalar "$1/result.h5" /metrics/perplexity_observed)
-    echo "$2: perplexity $p, perplexity_observed $o"
-    check 'awk -v p="$p" -v o="$o" "BEGIN{exit !(p > 1 && p < 1e9 && o > 1 && o < 1e9)}"' \
-        "$2: perplexities finite"
-    check 'awk -v p="$p" -v u=$UNIGRAM "BEGIN{exit !(p < u)}"' "$2: held-out $p < unigram $UNIGRAM"
-    check 'awk -v p="$p" -v o="$o" "BEGIN{exit !(o < p)}"' "$2: observed $o < held-out $p"
-}
-
-# dlda-tlasgr: 64 topics, 3 epochs of mini-batch 200 (171 TLASGR steps), 100 draws
-$DATM run "$SRC/experiments/20news/dlda-tlasgr_128.yaml" model.layers=[64] train.epochs=3 \
-    train.eval_every=100 evaluate.samples=100 $COMMON -o "$T/tl" --quiet
-check '[ -f "$T/tl/result.h5" ]' "dlda-tlasgr: run completed"
-metrics_ok "$T/tl" dlda-tlasgr
-
-# dlda-gibbs: 64-32, 30 iterations, 100 draws; and kill at 15 + resume vs uninterrupted
-GS="$SRC/experiments/20news/dlda-gibbs_128-64-32.yaml"
-GARGS="model.layers=[64,32] train.epochs=30 train.eval_every=10 train.checkpoint_every=10
-       evaluate.samples=100 $COMMON"
-$DATM run "$GS" $GARGS -o "$T/g" --quiet
-check '[ -f "$T/g/result.h5" ]' "dlda-gibbs: run completed"
-metrics_ok "$T/g" dlda-gibbs
-DATM_TEST_KILL_AT_ITER=15 $DATM run "$GS" $GARGS -o "$T/gk" --quiet >/dev/null 2>&1
-$DATM resume "$T/gk" --quiet
-dump() { h5dump -m %.17g -d /metrics/perplexity -d /metrics/perplexity_observed \
-                -d /model/phi_1 -d /model/phi_2 -d /model/r "$1/result.h5" | grep -v '^HDF5'; }
-check '[ -f "$T/gk/result.h5" ] && cmp -s <(dump "$T/g") <(dump "$T/gk")' \
-    "dlda-gibbs: killed at 15 + resumed == uninterrupted (metrics, Phi, r)"
+. "$(dirname "$0")/dlda_checks.sh"
+# dlda-tlasgr: 171 TLASGR steps of mini-batch 200 over 20news_2000; 100 draws after 30.
+dlda_checks 100
 exit $fail

@@ -20,7 +20,7 @@ chromium=$(command -v chromium || command -v chromium-browser || true)
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_report_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/testlib.sh"   # check
+. "$(dirname "$0")/testlib.sh"   # check, run_ok
 
 browse() {   # browse PROFILE ARGS... : headless Chromium, no network, fresh profile
   local prof=$tmp/$1; shift
@@ -55,8 +55,7 @@ output:
   figures: false
   report: false
 YAML
-"$datm" run "$tmp/spec.yaml" -o "$tmp/run" --quiet > "$tmp/run.txt" 2>&1; rc=$?
-check "[ $rc = 0 ]" "datm run exit $rc: $(tail -3 "$tmp/run.txt")"
+run_ok "$tmp/spec.yaml" "$tmp/run"
 "$datm" report "$tmp/run" -o "$tmp/out/index.html" > "$tmp/rep.txt" 2>&1; rc=$?
 page=$tmp/out/index.html
 check "[ $rc = 0 ] && [ -s $page ]" "datm report wrote $page (exit $rc)"

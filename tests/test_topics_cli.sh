@@ -23,7 +23,7 @@ fi
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_topics_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/testlib.sh"   # check
+. "$(dirname "$0")/testlib.sh"   # check, run_ok
 
 cat > "$tmp/spec.yaml" <<YAML
 name: topics-cli-test
@@ -53,8 +53,7 @@ output:
   figures: false
   report: false
 YAML
-"$datm" run "$tmp/spec.yaml" -o "$tmp/run" --quiet > "$tmp/run.txt" 2>&1; rc=$?
-check "[ $rc = 0 ]" "datm run exit $rc: $(tail -3 "$tmp/run.txt")"
+run_ok "$tmp/spec.yaml" "$tmp/run"
 R=$tmp/run/result.h5
 h5() { h5dump "$@" "$R" 2>/dev/null; }
 check "h5 -d /usage/tokens_1 | grep -q '( 24 )'" "/usage/tokens_1 has 24 entries"

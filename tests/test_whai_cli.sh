@@ -33,8 +33,7 @@ output:
   figures: false
   report: false
 YAML
-"$datm" run "$tmp/spec.yaml" -o "$tmp/run" --quiet > "$tmp/run.txt" 2>&1; rc=$?
-check "[ $rc = 0 ]" "datm run exit $rc: $(tail -3 "$tmp/run.txt")"
+run_ok "$tmp/spec.yaml" "$tmp/run"
 check "h5dump -a /status '$tmp/run/result.h5' | grep -q COMPLETED" "result.h5 not COMPLETED"
 check "h5dump -d /metrics/perplexity '$tmp/run/result.h5' > /dev/null 2>&1" "no /metrics/perplexity"
 check "h5dump -H -d /model/encoder/l1.W3 '$tmp/run/result.h5' | grep -q '( 64, 16 )'" "encoder view l1.W3 (64, 16) missing"

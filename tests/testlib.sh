@@ -47,3 +47,12 @@ check() {
 
 # h5_scalar FILE DATASET: the first value of DATASET in FILE (%.17g), empty when absent.
 h5_scalar() { h5dump -m %.17g -d "$2" "$1" 2>/dev/null | awk '/\(0\):/ {print $2; exit}'; }
+
+# run_ok SPEC OUT [OVERRIDES...]: datm run SPEC -o OUT --quiet OVERRIDES with its output in
+# OUT.txt (the binary is $datm, or $DATM), and checks that it exits 0; rc is its exit code.
+run_ok() {
+    local spec=$1 out=$2
+    shift 2
+    "${datm:-$DATM}" run "$spec" "$@" -o "$out" --quiet > "$out.txt" 2>&1; rc=$?
+    check "[ $rc = 0 ]" "datm run exit $rc: $(tail -3 "$out.txt")"
+}
