@@ -21,6 +21,7 @@
 #include "data/data.h"
 #include "data/tokenize.h"
 #include "test_check.h"
+#include "test_util.h"
 
 static char tmp[64];
 
@@ -33,9 +34,7 @@ static void put(const char *rel, const char *text)
     snprintf(cmd, sizeof cmd, "mkdir -p %s", path);
     if (system(cmd) != 0) exit(1);
     *slash = '/';
-    FILE *f = fopen(path, "wb");
-    fputs(text, f);
-    fclose(f);
+    tu_write_text(path, text);
 }
 
 /* tmp/rel in a buffer that lives until free_paths() (options keep pointers to them). */
@@ -65,20 +64,6 @@ static int has_word(const datm_corpus *c, const char *w)
 {
     for (int64_t v = 0; v < c->n_vocab; v++) if (!strcmp(c->vocab[v], w)) return 1;
     return 0;
-}
-
-static char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) { *n = -1; return NULL; }
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)*n + 1);
-    if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
-    else b[*n] = '\0';
-    fclose(f);
-    return b;
 }
 
 static void test_dir(void)
@@ -128,7 +113,7 @@ static void test_dir(void)
     struct stat sb;
     CHECK(stat(path_of("out_dir/test.docword.gz"), &sb) != 0, "test split written with test_frac 0");
     long n;
-    char *docs = slurp(path_of("out_dir/train.docs"), &n);
+    char *docs = tu_slurp(path_of("out_dir/train.docs"), &n);
     CHECK(docs && !strcmp(docs, "politics/c.txt\npolitics/d.txt\nsport/a.txt\nsport/b.txt\n"), "train.docs: %s", docs);
     free(docs);
 
@@ -139,14 +124,14 @@ static void test_dir(void)
     for (int i = 0; i < 6; i++) {
         char rel[64];
         snprintf(rel, sizeof rel, "out_dir/%s", files[i]);
-        before[i] = slurp(path_of(rel), &nb[i]);
+        before[i] = tu_slurp(path_of(rel), &nb[i]);
     }
     CHECK(datm_corpus_build(&o, &st, &err) == 0, "re-run: %s", err.msg);
     for (int i = 0; i < 6; i++) {
         char rel[64];
         long na;
         snprintf(rel, sizeof rel, "out_dir/%s", files[i]);
-        char *after = slurp(path_of(rel), &na);
+        char *after = tu_slurp(path_of(rel), &na);
         CHECK(before[i] && after && na == nb[i] && !memcmp(before[i], after, (size_t)na), "%s differs on re-run", files[i]);
         free(before[i]);
         free(after);
@@ -157,7 +142,7 @@ static void test_dir(void)
     o.out_dir = path_of("out_para");
     CHECK(datm_corpus_build(&o, &st, &err) == 0, "para build: %s", err.msg);
     CHECK(st.n_docs_train == 5, "paragraph docs %lld", (long long)st.n_docs_train);
-    docs = slurp(path_of("out_para/train.docs"), &n);
+    docs = tu_slurp(path_of("out_para/train.docs"), &n);
     CHECK(docs && strstr(docs, "sport/a.txt#1\nsport/a.txt#2\n"), "paragraph provenance: %s", docs);
     free(docs);
 
@@ -289,11 +274,11 @@ static void test_split(void)
     for (int64_t d = 0; d < te.X.n_rows; d++) per[te.labels[d]]++;
     CHECK(per[0] == 25 && per[1] == 25, "stratified: test classes %d %d", per[0], per[1]);
     long n1, n2;
-    char *d1 = slurp(path_of("out_split/test.docs"), &n1);
+    char *d1 = tu_slurp(path_of("out_split/test.docs"), &n1);
     o.seed = 12;
     o.out_dir = path_of("out_split2");
     CHECK(datm_corpus_build(&o, &st, &err) == 0, "split build 2: %s", err.msg);
-    char *d2 = slurp(path_of("out_split2/test.docs"), &n2);
+    char *d2 = tu_slurp(path_of("out_split2/test.docs"), &n2);
     CHECK(d1 && d2 && (n1 != n2 || memcmp(d1, d2, (size_t)n1)), "seeds 11 and 12 gave the same test texts");
     free(d1);
     free(d2);

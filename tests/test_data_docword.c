@@ -14,27 +14,8 @@
 
 #include "data/data.h"
 #include "test_check.h"
+#include "test_util.h"
 
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)*n + 1);
-    if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
-    fclose(f);
-    return b;
-}
 
 static int csr_equal(const datm_csr *a, const datm_csr *b)
 {
@@ -54,7 +35,7 @@ int main(void)
 
     /* unsorted entries, CRLF, trailing blank lines, doc 3 empty */
     snprintf(p1, sizeof p1, "%s/unsorted.docword", dir);
-    write_text(p1, "4\r\n5\r\n5\r\n4 5 2\r\n1 3 1\r\n2 2 7\r\n1 1 4\r\n4 1 1\r\n\r\n\n");
+    tu_write_text(p1, "4\r\n5\r\n5\r\n4 5 2\r\n1 3 1\r\n2 2 7\r\n1 1 4\r\n4 1 1\r\n\r\n\n");
     CHECK(datm_docword_read(p1, &a, &err) == 0, "unsorted: %s", err.msg);
     const int64_t rp[] = {0, 2, 3, 3, 5};
     const int32_t col[] = {0, 2, 1, 0, 4};
@@ -66,7 +47,7 @@ int main(void)
 
     /* one-line header, same content sorted */
     snprintf(p2, sizeof p2, "%s/oneline.docword", dir);
-    write_text(p2, "4 5 5\n1 1 4\n1 3 1\n2 2 7\n4 1 1\n4 5 2");
+    tu_write_text(p2, "4 5 5\n1 1 4\n1 3 1\n2 2 7\n4 1 1\n4 5 2");
     CHECK(datm_docword_read(p2, &b, &err) == 0, "one-line header: %s", err.msg);
     CHECK(csr_equal(&a, &b), "one-line header: differs");
     datm_csr_free(&b);
@@ -80,10 +61,10 @@ int main(void)
         datm_csr_free(&b);
     }
     long n1, n2;
-    char *f1 = slurp(p2, &n1);
+    char *f1 = tu_slurp(p2, &n1);
     snprintf(p3, sizeof p3, "%s/rt2.docword.gz", dir);
     datm_docword_write(p3, &a, 1, &err);
-    char *f2 = slurp(p3, &n2);
+    char *f2 = tu_slurp(p3, &n2);
     CHECK(f1 && f2 && n1 == n2 && n1 > 10 && !memcmp(f1, f2, (size_t)n1), "gzip output not byte-identical");
     CHECK(f1 && (unsigned char)f1[0] == 0x1f && (unsigned char)f1[1] == 0x8b && !f1[4] && !f1[5] && !f1[6] && !f1[7],
           "gzip header must have mtime 0");
@@ -108,7 +89,7 @@ int main(void)
 
     /* lines */
     snprintf(p3, sizeof p3, "%s/vocab.txt", dir);
-    write_text(p3, "alpha\r\nbeta  \ngamma\n\n");
+    tu_write_text(p3, "alpha\r\nbeta  \ngamma\n\n");
     char **lines;
     int64_t nl;
     CHECK(datm_lines_read(p3, 3, &lines, &nl, &err) == 0, "lines: %s", err.msg);
@@ -122,7 +103,7 @@ int main(void)
     snprintf(p3, sizeof p3, "%s/test_obs.docword.gz", set);
     datm_docword_write(p3, &a, 1, &err);
     snprintf(p3, sizeof p3, "%s/test.labels", set);
-    write_text(p3, "0\n1\n1\n0\n");
+    tu_write_text(p3, "0\n1\n1\n0\n");
     datm_corpus cp;
     CHECK(datm_corpus_load(set, "test_obs", &cp, &err) == 0, "corpus: %s", err.msg);
     CHECK(cp.labels && cp.labels[1] == 1 && cp.n_classes == 2 && !cp.vocab, "corpus test_obs labels");

@@ -23,6 +23,7 @@
 #include "data/data.h"
 #include "data/tokenize.h"
 #include "test_check.h"
+#include "test_util.h"
 
 typedef struct toks { char buf[4096]; int n; } toks;
 
@@ -154,26 +155,7 @@ static const char *path_of(const char *rel)
     return p[k];
 }
 
-static void put(const char *rel, const char *text)
-{
-    FILE *f = fopen(path_of(rel), "wb");
-    fputs(text, f);
-    fclose(f);
-}
-
-static char *slurp(const char *path, long *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)*n + 1);
-    if (fread(b, 1, (size_t)*n, f) != (size_t)*n) *n = -1;
-    else b[*n] = '\0';
-    fclose(f);
-    return b;
-}
+static void put(const char *rel, const char *text) { tu_write_text(path_of(rel), text); }
 
 static int build(datm_text_format fmt, const char *input, const char *out, const char *text_field,
                  const char *label_field, const char *vocab, const char *labels, datm_error *err)
@@ -203,7 +185,7 @@ static void same_files(const char *a, const char *b)
         snprintf(pa, sizeof pa, "%s/%s", path_of(a), files[i]);
         snprintf(pb, sizeof pb, "%s/%s", path_of(b), files[i]);
         long na = -1, nb = -2;
-        char *x = slurp(pa, &na), *y = slurp(pb, &nb);
+        char *x = tu_slurp(pa, &na), *y = tu_slurp(pb, &nb);
         CHECK(x && y && na == nb && !memcmp(x, y, (size_t)na), "%s of %s and %s differ", files[i], a, b);
         free(x);
         free(y);
@@ -222,7 +204,7 @@ static void test_readers(void)
     CHECK(build(DATM_TEXT_JSONL, "docs.jsonl", "o_jsonl", NULL, "cat", NULL, NULL, &err) == 0, "jsonl: %s", err.msg);
     same_files("o_lines", "o_jsonl");
     long n;
-    char *lab = slurp(path_of("o_jsonl/classes.txt"), &n);
+    char *lab = tu_slurp(path_of("o_jsonl/classes.txt"), &n);
     CHECK(lab && !strcmp(lab, "7\nfood\ntravel\n"), "jsonl classes: %s", lab ? lab : "(none)");
     free(lab);
     put("docs.csv", "id,body,cat\n1,\"Le fromage\net le caf\xc3\xa9\",food\n2,\"Le \"\"train\"\" part\",travel\n"

@@ -14,18 +14,13 @@
 
 #include "nn/bayes_softmax.h"
 #include "test_check.h"
+#include "test_util.h"
 
 
+/* the test's own generator (tests/test_util.h), independent of the engine's */
 static uint64_t rs = 777;
-static double unif(void)
-{
-    uint64_t z = (rs += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-static double gauss(void) { return sqrt(-2 * log(unif())) * cos(6.283185307179586 * unif()); }
+static double unif(void) { return tu_unif(&rs); }
+static double gauss(void) { return tu_gauss(&rs); }
 
 enum { B = 7, D = 5, C = 4 };
 
