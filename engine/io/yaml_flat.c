@@ -1,12 +1,15 @@
-/* engine/io/yaml_flat.c: YAML -> dotted key/value list (yaml_flat.h), over libyaml's
- * document loader. */
+/* engine/io/yaml_flat.c: YAML -> dotted key/value list (yaml_flat.h), a walk over the tree of
+ * io/yamltree.h (so baselines and stored specs are parsed exactly as specs are: duplicate
+ * keys and second documents are errors that name file:line:col). */
 #include "io/yaml_flat.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
+
+#include "io/yamltree.h"
+
+#define FLAT_MAX_BYTES (4u << 20)   /* a baseline or a resolved spec is a few KiB */
 
 static int push(datm_flat *f, int64_t *cap, const char *key, const char *value, int line,
                 datm_error *err)
@@ -30,68 +33,31 @@ static int push(datm_flat *f, int64_t *cap, const char *key, const char *value, 
     return DATM_OK;
 }
 
-static int all_scalars(yaml_document_t *doc, yaml_node_t *seq)
+/* One entry per leaf: a scalar, a sequence of scalars as its flow text ("[]" when empty), an
+ * empty mapping below the top as "{}"; other sequences are indexed ("jobs.0.name"). */
+static int walk(const datm_ynode *n, const char *prefix, datm_flat *f, int64_t *cap,
+                datm_error *err)
 {
-    for (yaml_node_item_t *it = seq->data.sequence.items.start;
-         it < seq->data.sequence.items.top; it++) {
-        yaml_node_t *c = yaml_document_get_node(doc, *it);
-        if (!c || c->type != YAML_SCALAR_NODE) return 0;
+    if (n->kind == DATM_Y_SCALAR) return push(f, cap, prefix, n->text, n->line, err);
+    int scalars = n->kind == DATM_Y_SEQ;
+    for (int i = 0; i < n->n && scalars; i++) scalars = n->kids[i]->kind == DATM_Y_SCALAR;
+    if (scalars) {
+        char *flow = datm_ytree_flow_text(n, err);
+        if (!flow) return DATM_E_NOMEM;
+        int rc = push(f, cap, prefix, flow, n->line, err);
+        datm_free(flow);
+        return rc;
     }
-    return 1;
-}
-
-static int walk(yaml_document_t *doc, yaml_node_t *node, const char *prefix, datm_flat *f,
-                int64_t *cap, int depth, datm_error *err)
-{
-    if (depth > 64) return datm_error_set(err, DATM_E_FORMAT, "YAML nested too deeply");
-    const int line = (int)node->start_mark.line + 1;
-    if (node->type == YAML_SCALAR_NODE)
-        return push(f, cap, prefix, (const char *)node->data.scalar.value, line, err);
-    if (node->type == YAML_SEQUENCE_NODE) {
-        if (all_scalars(doc, node)) {
-            size_t len = 3;
-            for (yaml_node_item_t *it = node->data.sequence.items.start;
-                 it < node->data.sequence.items.top; it++)
-                len += yaml_document_get_node(doc, *it)->data.scalar.length + 2;
-            char *buf = malloc(len);
-            if (!buf) return datm_error_set(err, DATM_E_NOMEM, "out of memory");
-            strcpy(buf, "[");
-            for (yaml_node_item_t *it = node->data.sequence.items.start;
-                 it < node->data.sequence.items.top; it++) {
-                if (it != node->data.sequence.items.start) strcat(buf, ", ");
-                strcat(buf, (const char *)yaml_document_get_node(doc, *it)->data.scalar.value);
-            }
-            strcat(buf, "]");
-            int rc = push(f, cap, prefix, buf, line, err);
-            free(buf);
-            return rc;
-        }
-        int i = 0;
-        for (yaml_node_item_t *it = node->data.sequence.items.start;
-             it < node->data.sequence.items.top; it++, i++) {
-            char key[1024];
+    if (n->kind == DATM_Y_MAP && n->n == 0 && prefix[0])
+        return push(f, cap, prefix, "{}", n->line, err);
+    for (int i = 0; i < n->n; i++) {
+        char key[1024];
+        if (n->kind == DATM_Y_MAP)
+            snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "", n->keys[i]);
+        else
             snprintf(key, sizeof key, "%s%s%d", prefix, prefix[0] ? "." : "", i);
-            int rc = walk(doc, yaml_document_get_node(doc, *it), key, f, cap, depth + 1, err);
-            if (rc) return rc;
-        }
-        return DATM_OK;
-    }
-    if (node->type == YAML_MAPPING_NODE) {
-        if (node->data.mapping.pairs.start == node->data.mapping.pairs.top && prefix[0])
-            return push(f, cap, prefix, "{}", line, err);
-        for (yaml_node_pair_t *p = node->data.mapping.pairs.start;
-             p < node->data.mapping.pairs.top; p++) {
-            yaml_node_t *k = yaml_document_get_node(doc, p->key);
-            if (!k || k->type != YAML_SCALAR_NODE)
-                return datm_error_set(err, DATM_E_FORMAT, "line %d: a key that is not a scalar",
-                                      k ? (int)k->start_mark.line + 1 : line);
-            char key[1024];
-            snprintf(key, sizeof key, "%s%s%s", prefix, prefix[0] ? "." : "",
-                     (const char *)k->data.scalar.value);
-            int rc = walk(doc, yaml_document_get_node(doc, p->value), key, f, cap, depth + 1, err);
-            if (rc) return rc;
-        }
-        return DATM_OK;
+        int rc = walk(n->kids[i], key, f, cap, err);
+        if (rc) return rc;
     }
     return DATM_OK;
 }
@@ -99,32 +65,16 @@ static int walk(yaml_document_t *doc, yaml_node_t *node, const char *prefix, dat
 int datm_yaml_flatten(const char *text, const char *src, datm_flat *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    yaml_parser_t p;
-    yaml_document_t doc;
-    if (!yaml_parser_initialize(&p)) return datm_error_set(err, DATM_E_NOMEM, "out of memory");
-    yaml_parser_set_input_string(&p, (const unsigned char *)text, strlen(text));
-    if (!yaml_parser_load(&p, &doc)) {
-        int rc = datm_error_set(err, DATM_E_FORMAT, "%s:%d:%d: %s%s%s", src,
-                                (int)p.problem_mark.line + 1, (int)p.problem_mark.column + 1,
-                                p.problem ? p.problem : "YAML error",
-                                p.context ? " " : "", p.context ? p.context : "");
-        yaml_parser_delete(&p);
-        return rc;
-    }
+    datm_ynode *root = NULL;
+    int rc = datm_ytree_parse(text, strlen(text), src, &root, err);
+    if (rc) return rc;
     int64_t cap = 0;
-    int rc = DATM_OK;
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (root) {
-        if (root->type != YAML_MAPPING_NODE)
-            rc = datm_error_set(err, DATM_E_FORMAT, "%s:%d: the document is not a mapping", src,
-                                (int)root->start_mark.line + 1);
-        else rc = walk(&doc, root, "", out, &cap, 0, err);
-    }
-    if (rc && err) {
-        if (strncmp(err->msg, src, strlen(src))) datm_error_prefix(err, "%s: ", src);
-    }
-    yaml_document_delete(&doc);
-    yaml_parser_delete(&p);
+    if (root->kind != DATM_Y_MAP)
+        rc = datm_error_set(err, DATM_E_FORMAT, "%s:%d: the document is not a mapping", src,
+                            root->line);
+    else
+        rc = walk(root, "", out, &cap, err);
+    datm_ytree_free(&root);
     if (rc) datm_flat_free(out);
     return rc;
 }
@@ -132,25 +82,11 @@ int datm_yaml_flatten(const char *text, const char *src, datm_flat *out, datm_er
 int datm_yaml_flatten_file(const char *path, datm_flat *out, datm_error *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return datm_error_set(err, DATM_E_IO, "%s: cannot open: %s", path, strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? 2 * cap : 8192;
-            char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(fp); return datm_error_set(err, DATM_E_NOMEM, "out of memory"); }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 4096, fp);
-        n += got;
-        if (got < 4096) break;
-    }
-    fclose(fp);
-    buf[n] = '\0';
-    int rc = datm_yaml_flatten(buf, path, out, err);
-    free(buf);
+    char *text = NULL;
+    int rc = datm_read_text_file(path, FLAT_MAX_BYTES, "YAML", &text, err);
+    if (rc) return rc;
+    rc = datm_yaml_flatten(text, path, out, err);
+    datm_free(text);
     return rc;
 }
 

@@ -1,10 +1,12 @@
-/* engine/pipeline/yamltree.c: libyaml document -> datm_ynode tree with source positions.
+/* engine/io/yamltree.c: libyaml document -> datm_ynode tree with source positions.
  * Only what specs need: maps with scalar keys, sequences, scalars. Aliases are expanded
  * (bounded depth); duplicate keys are errors because YAML would silently keep one. */
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #define MAX_DEPTH 32
@@ -392,4 +394,38 @@ void datm_ytree_key_where(const datm_ynode *map, int i, char *buf, size_t size)
                  map->key_line[i], map->key_col[i]);
     else
         snprintf(buf, size, "%s", map->kids[i]->src);
+}
+
+int datm_read_text_file(const char *path, size_t max_bytes, const char *what, char **out,
+                        datm_error *err)
+{
+    *out = NULL;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return datm_error_set(err, DATM_E_IO, "%s: is a directory, not a %s file", path, what);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return datm_error_set(err, DATM_E_IO, "%s: cannot open %s file: %s", path, what,
+                              strerror(errno));
+    char *text = datm_alloc(max_bytes + 1, err);
+    if (!text) { fclose(f); return DATM_E_NOMEM; }
+    size_t n = fread(text, 1, max_bytes + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        datm_free(text);
+        return datm_error_set(err, DATM_E_IO, "%s: read error", path);
+    }
+    if (n > max_bytes) {
+        datm_free(text);
+        return datm_error_set(err, DATM_E_FORMAT, "%s: larger than %zu bytes; not a %s", path,
+                              max_bytes, what);
+    }
+    text[n] = '\0';
+    if (strlen(text) != n) {
+        datm_free(text);
+        return datm_error_set(err, DATM_E_FORMAT, "%s: contains a NUL byte; not a YAML text", path);
+    }
+    *out = text;
+    return DATM_OK;
 }

@@ -1,8 +1,10 @@
-/* engine/pipeline/yamltree.h (internal): a YAML document as a small tree that remembers
- * where every key and value came from (file:line:column, or the command-line override), so
- * that validation messages can point at the text the user wrote. Built with libyaml. */
-#ifndef DATM_YAMLTREE_H
-#define DATM_YAMLTREE_H
+/* engine/io/yamltree.h: the one libyaml wrapper of datm: a YAML document as a small tree that
+ * remembers where every key and value came from (file:line:column, or the command-line
+ * override), so that messages can point at the text the user wrote. Specs and pipeline files
+ * are read as trees (pipeline/spec.c, compose.c, pipefile.c); io/yaml_flat.h flattens a tree to
+ * dotted keys for baselines and stored specs. */
+#ifndef DATM_IO_YAMLTREE_H
+#define DATM_IO_YAMLTREE_H
 
 #include "core/core.h"
 
@@ -28,6 +30,10 @@ int  datm_ytree_parse(const char *text, size_t len, const char *src, datm_ynode 
 /* Parses the value of an override: a YAML flow scalar or sequence ("0.5", "[1, 2]", "abc"). */
 int  datm_ytree_parse_value(const char *text, const char *src, datm_ynode **out, datm_error *err);
 void datm_ytree_free(datm_ynode **n);
+/* Reads a whole text file (at most max_bytes, no NUL bytes; `what` names the kind of file in
+ * messages, e.g. "spec"); *out freed with datm_free. */
+int  datm_read_text_file(const char *path, size_t max_bytes, const char *what, char **out,
+                         datm_error *err);
 
 datm_ynode *datm_ytree_get(const datm_ynode *map, const char *key, int *index);
 /* Sets map[key] = val (takes ownership), replacing an existing value. */

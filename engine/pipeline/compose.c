@@ -65,40 +65,6 @@ void datm_path_normalise(char *path)
     snprintf(path, size, "%s", out);
 }
 
-int datm_read_text_file(const char *path, size_t max_bytes, const char *what, char **out,
-                        datm_error *err)
-{
-    *out = NULL;
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return datm_error_set(err, DATM_E_IO, "%s: is a directory, not a %s file", path, what);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return datm_error_set(err, DATM_E_IO, "%s: cannot open %s file: %s", path, what,
-                              strerror(errno));
-    char *text = datm_alloc(max_bytes + 1, err);
-    if (!text) { fclose(f); return DATM_E_NOMEM; }
-    size_t n = fread(text, 1, max_bytes + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        datm_free(text);
-        return datm_error_set(err, DATM_E_IO, "%s: read error", path);
-    }
-    if (n > max_bytes) {
-        datm_free(text);
-        return datm_error_set(err, DATM_E_FORMAT, "%s: larger than %zu bytes; not a %s", path,
-                              max_bytes, what);
-    }
-    text[n] = '\0';
-    if (strlen(text) != n) {
-        datm_free(text);
-        return datm_error_set(err, DATM_E_FORMAT, "%s: contains a NUL byte; not a YAML text", path);
-    }
-    *out = text;
-    return DATM_OK;
-}
-
 static int compose_tree_rec(datm_compose *c, datm_ynode *root, const char *path, frame *stack,
                             int depth, datm_ynode **out, datm_error *err);
 

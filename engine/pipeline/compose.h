@@ -7,7 +7,7 @@
 #ifndef DATM_COMPOSE_H
 #define DATM_COMPOSE_H
 
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
 #define DATM_COMPOSE_MAX_DEPTH 16
 #define DATM_COMPOSE_MAX_FILES 128
@@ -29,9 +29,6 @@ int  datm_compose_tree(datm_compose *c, datm_ynode *root, const char *path, datm
 const char *datm_compose_intern(datm_compose *c, const char *name, datm_error *err);
 void datm_compose_free(datm_compose *c);
 
-/* Reads a whole text file (at most max_bytes, no NUL bytes); *out freed with datm_free. */
-int  datm_read_text_file(const char *path, size_t max_bytes, const char *what, char **out,
-                         datm_error *err);
 /* Lexical path normalisation ("a/b/../c" -> "a/c", "./x" -> "x"); in place. */
 void datm_path_normalise(char *path);
 

@@ -6,7 +6,7 @@
 #define DATM_PIPEFILE_PARSE_H
 
 #include "pipeline/pipefile.h"
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
 #define PIPE_MAX_ERRORS 12
 

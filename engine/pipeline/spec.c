@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "pipeline/compose.h"
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
 #define MAX_ERRORS 8
 

@@ -18,7 +18,7 @@
 
 #include "io/results_layout.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
 #define MAX_AXES 16
 #define MAX_VALUES 1000

@@ -13,7 +13,7 @@
 
 #include "io/results.h"
 #include "pipeline/pipeline.h"
-#include "pipeline/yamltree.h"
+#include "io/yamltree.h"
 
 static void json_key(FILE *f, const char *s)
 {
