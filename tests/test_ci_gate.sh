@@ -8,15 +8,8 @@
 # - the same pipeline with one baseline moved by 10% exits 3 naming the claim (the gate can
 #   fail), and a claim naming a run that does not exist is refused before anything runs (2).
 set -u
-SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-datm=${DATM_BIN:-$SRC/build/datm}
-[ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
-[ -f "$SRC/.cache/data/brown/train.docword.gz" ] || {
-  echo "FAIL: $SRC/.cache/data/brown missing: run bash ci/setup.sh"; exit 1; }
-. "$SRC/tests/testlib.sh"
-fail=0
-tmp=$(mktemp -d /tmp/datm_test_cigate_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testlib.sh"
+datm_test_fresh cigate
 cd "$SRC"
 
 t0=$SECONDS

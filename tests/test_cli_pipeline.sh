@@ -17,15 +17,9 @@
 # - every command answers --help with exit 0
 # Skips (77) without the Brown corpus or h5dump.
 set -u
-DATM=${DATM_BIN:-build/datm}
-SRC=${DATM_SOURCE_DIR:-.}
-command -v h5dump >/dev/null || { echo "skipped: h5dump missing"; exit 77; }
-T=$(mktemp -d /tmp/datm_cli_XXXXXX)
-trap 'rm -rf "$T"' EXIT
-BH=$T/brown_heldout
-bash "$SRC/tests/brown_heldout.sh" "$BH" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
-fail=0
 . "$(dirname "$0")/testlib.sh"   # check
+datm_test_heldout cli brown_heldout
+BH=$T/brown_heldout
 
 # --- run -> HDF5 -> figures -> check-metrics ---
 $DATM run "$SRC/experiments/quick/ci.yaml" data.dataset="$BH" evaluate.burnin=0 -o "$T/run" --quiet 2> "$T/quiet_err.txt"

@@ -14,14 +14,8 @@
 #   run uninterrupted (Phi(1), r, metrics): the saved training chain restores the sampler.
 # Skips (77) without the Brown corpus or without h5dump.
 set -u
-DATM=${DATM_BIN:-build/datm}
-SRC=${DATM_SOURCE_DIR:-.}
-command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; exit 77; }
-T=$(mktemp -d /tmp/datm_dlda_brown_XXXXXX)
-trap 'rm -rf "$T"' EXIT
-bash "$SRC/tests/brown_heldout.sh" "$T/bh" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
-fail=0
 . "$(dirname "$0")/testlib.sh"   # check, h5_scalar
+datm_test_heldout dlda_brown
 UNIGRAM=$(awk '/^  perplexity:/ {on = 1} on && /value:/ {print $2; exit}' "$SRC/results/baselines/brown-unigram.yaml")
 COMMON="data.dataset=$T/bh train.eval_docs=200 train.eval_samples=2 evaluate.classify=false
         output.figures=false output.report=false output.topics=false model.test_burnin=20"

@@ -9,16 +9,9 @@
 # - a pipeline killed with SIGKILL mid-way and rerun ends with the same /metrics as an
 #   uninterrupted one
 set -u
-SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-datm=${DATM_BIN:-$SRC/build/datm}
-[ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
+. "$(dirname "$0")/testlib.sh"
+datm_test_fresh pipecache
 command -v h5dump > /dev/null || { echo "FAIL: h5dump missing (ci/setup.sh installs hdf5-tools)"; exit 1; }
-brown=$SRC/.cache/data/brown
-[ -f "$brown/train.docword.gz" ] || { echo "FAIL: $brown missing: run bash ci/setup.sh"; exit 1; }
-. "$SRC/tests/testlib.sh"
-fail=0
-tmp=$(mktemp -d /tmp/datm_test_pipecache_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
 cp -r "$brown" "$tmp/brown"
 
 # A small WHAI on a copy of Brown; the pipeline: two widths and a claim.

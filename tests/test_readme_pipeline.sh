@@ -5,15 +5,8 @@
 # and `--dry` lists its five runs with their cache keys, so the documented format cannot
 # drift from the parser.
 set -u
-SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
-datm=${DATM_BIN:-$SRC/build/datm}
-[ -x "$datm" ] || { echo "skipped: $datm not built"; exit 77; }
-[ -f "$SRC/.cache/data/brown/train.docword.gz" ] || {
-  echo "FAIL: $SRC/.cache/data/brown missing: run bash ci/setup.sh"; exit 1; }
-. "$SRC/tests/testlib.sh"
-fail=0
-tmp=$(mktemp -d /tmp/datm_test_readme_pipe_XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/testlib.sh"
+datm_test_fresh readme_pipe
 mkdir -p "$tmp/pipelines"
 ln -s "$SRC/experiments" "$tmp/experiments"
 # the first ```yaml block after "## Pipelines"

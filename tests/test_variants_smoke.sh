@@ -14,14 +14,8 @@
 #   checkpoint is taken after a stage boundary, so resume rebuilds the pruned network.
 # Skips (77) without the Brown corpus or without h5dump.
 set -u
-DATM=${DATM_BIN:-build/datm}
-SRC=${DATM_SOURCE_DIR:-.}
-command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; exit 77; }
-T=$(mktemp -d /tmp/datm_variants_XXXXXX)
-trap 'rm -rf "$T"' EXIT
-bash "$SRC/tests/brown_heldout.sh" "$T/bh" 2> "$T/bh.txt" || { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
-fail=0
 . "$(dirname "$0")/testlib.sh"   # check
+datm_test_heldout variants
 SPEC=$SRC/experiments/20news/whai_128-64-32.yaml
 # the WHAI spec's Gibbs-fed augmentation and input thinning are off: the variants are
 # smoke-tested on the paper's Algorithm 1 (wai rejects the keys; test_whai_aug_refine covers them)

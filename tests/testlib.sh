@@ -35,6 +35,35 @@ datm_test_init() {
 # check 'COND' ['what it means']: evaluates COND (a shell condition, so $? is the status of the
 # command before the check); prints "ok: MEANING" or "FAIL: MEANING" (COND when no meaning is
 # given). A failure sets fail=1 and adds one to fails; the test ends with exit $fail.
+# datm_test_fresh NAME: the start of a test on the Brown corpus that ci/setup.sh builds into
+# .cache/data/brown (a fresh clone has it, so its absence is a failure, not a skip): sets SRC
+# (the source tree), datm (the binary; exit 77 when it is not built), brown (the corpus),
+# fail=0 and tmp (a scratch directory removed on exit).
+datm_test_fresh() {
+    SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+    datm=${DATM_BIN:-$SRC/build/datm}
+    [ -x "$datm" ] || { echo "skipped: $datm not built"; exit 77; }
+    brown=$SRC/.cache/data/brown
+    [ -f "$brown/train.docword.gz" ] || { echo "FAIL: $brown missing: run bash ci/setup.sh"; exit 1; }
+    fail=0
+    tmp=$(mktemp -d "/tmp/datm_test_$1_XXXXXX")
+    trap 'rm -rf "$tmp"' EXIT
+}
+
+# datm_test_heldout NAME [DIR]: the start of a test on Brown laid out for the held-out-documents
+# protocol (tests/brown_heldout.sh writes it into $T/DIR, default bh): sets DATM (the binary),
+# SRC, T (a scratch directory removed on exit) and fail=0; exits 77 without h5dump or Brown.
+datm_test_heldout() {
+    DATM=${DATM_BIN:-build/datm}
+    SRC=${DATM_SOURCE_DIR:-.}
+    command -v h5dump >/dev/null || { echo "skipped: h5dump (hdf5-tools) missing"; exit 77; }
+    T=$(mktemp -d "/tmp/datm_$1_XXXXXX")
+    trap 'rm -rf "$T"' EXIT
+    bash "$SRC/tests/brown_heldout.sh" "$T/${2:-bh}" 2> "$T/bh.txt" ||
+        { echo "skipped: $(cat "$T/bh.txt")"; exit 77; }
+    fail=0
+}
+
 check() {
     if eval "$1"; then
         echo "ok: ${2:-$1}"
