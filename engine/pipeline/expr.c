@@ -396,51 +396,49 @@ static int parse_primary(parser *p)
     }
 }
 
-static int parse_unary(parser *p)
+/* A prefix operator: token `tok` makes a node `kind` over the operand `self` parses (so it
+ * nests: "- -x", "not not a"), whose type must be want_bool; without the token, `below`. */
+static int parse_prefix(parser *p, node_kind tok, node_kind kind, int want_bool, const char *what,
+                        int (*self)(parser *), int (*below)(parser *))
 {
-    if (p->cur.t == T_KIND && p->cur.op == N_SUB) {
+    if (p->cur.t == T_KIND && p->cur.op == tok) {
         const int pos = p->cur.pos;
         next(p);
-        int c = want(p, parse_unary(p), 0, "unary '-'");
+        int c = want(p, self(p), want_bool, what);
         if (c < 0) return -1;
-        int n = add_node(p, N_NEG, pos);
+        int n = add_node(p, kind, pos);
         if (n >= 0) p->e->nodes[n].a[0] = c;
         return n;
     }
-    return parse_primary(p);
+    return below(p);
 }
 
-static int parse_prod(parser *p)
+/* Left-associative operators k1, k2 (may be equal) over operands parsed by `sub`, each of
+ * which must be a truth value (want_bool) or a number. */
+static int parse_left(parser *p, node_kind k1, node_kind k2, int want_bool,
+                      int (*sub)(parser *))
 {
-    int l = parse_unary(p);
-    while (l >= 0 && p->cur.t == T_KIND && (p->cur.op == N_MUL || p->cur.op == N_DIV)) {
+    int l = sub(p);
+    while (l >= 0 && p->cur.t == T_KIND && (p->cur.op == k1 || p->cur.op == k2)) {
         const node_kind k = p->cur.op;
         const int pos = p->cur.pos;
         char what[8];
         snprintf(what, sizeof what, "'%s'", kinds[k].sym);
         next(p);
-        l = want(p, l, 0, what);
-        int r = want(p, parse_unary(p), 0, what);
+        l = want(p, l, want_bool, what);
+        int r = want(p, sub(p), want_bool, what);
         l = binary(p, k, pos, l, r);
     }
     return l;
 }
 
-static int parse_sum(parser *p)
+static int parse_unary(parser *p)
 {
-    int l = parse_prod(p);
-    while (l >= 0 && p->cur.t == T_KIND && (p->cur.op == N_ADD || p->cur.op == N_SUB)) {
-        const node_kind k = p->cur.op;
-        const int pos = p->cur.pos;
-        char what[8];
-        snprintf(what, sizeof what, "'%s'", kinds[k].sym);
-        next(p);
-        l = want(p, l, 0, what);
-        int r = want(p, parse_prod(p), 0, what);
-        l = binary(p, k, pos, l, r);
-    }
-    return l;
+    return parse_prefix(p, N_SUB, N_NEG, 0, "unary '-'", parse_unary, parse_primary);
 }
+
+static int parse_prod(parser *p) { return parse_left(p, N_MUL, N_DIV, 0, parse_unary); }
+static int parse_sum(parser *p) { return parse_left(p, N_ADD, N_SUB, 0, parse_prod); }
 
 static int is_cmp(node_kind k) { return k >= N_LT && k <= N_NE; }
 
@@ -465,43 +463,12 @@ static int parse_cmp(parser *p)
 
 static int parse_not(parser *p)
 {
-    if (p->cur.t == T_KIND && p->cur.op == N_NOT) {
-        const int pos = p->cur.pos;
-        next(p);
-        int c = want(p, parse_not(p), 1, "'not'");
-        if (c < 0) return -1;
-        int n = add_node(p, N_NOT, pos);
-        if (n >= 0) p->e->nodes[n].a[0] = c;
-        return n;
-    }
-    return parse_cmp(p);
+    return parse_prefix(p, N_NOT, N_NOT, 1, "'not'", parse_not, parse_cmp);
 }
 
-static int parse_and(parser *p)
-{
-    int l = parse_not(p);
-    while (l >= 0 && p->cur.t == T_KIND && p->cur.op == N_AND) {
-        const int pos = p->cur.pos;
-        next(p);
-        l = want(p, l, 1, "'and'");
-        int r = want(p, parse_not(p), 1, "'and'");
-        l = binary(p, N_AND, pos, l, r);
-    }
-    return l;
-}
+static int parse_and(parser *p) { return parse_left(p, N_AND, N_AND, 1, parse_not); }
 
-static int parse_or(parser *p)
-{
-    int l = parse_and(p);
-    while (l >= 0 && p->cur.t == T_KIND && p->cur.op == N_OR) {
-        const int pos = p->cur.pos;
-        next(p);
-        l = want(p, l, 1, "'or'");
-        int r = want(p, parse_and(p), 1, "'or'");
-        l = binary(p, N_OR, pos, l, r);
-    }
-    return l;
-}
+static int parse_or(parser *p) { return parse_left(p, N_OR, N_OR, 1, parse_and); }
 
 void datm_expr_destroy(datm_expr **e)
 {
