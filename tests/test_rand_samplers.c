@@ -30,6 +30,40 @@ static void report_gof(const char *what, double p, double stat)
     CHECK(p > STAT_PMIN, "%s: goodness of fit p = %.3g", what, p);
 }
 
+/* One continuous law under test, one row: n draws from stream case_id, the sample moments
+ * against the exact mean and variance (skipped when var is NaN: no finite 8th moment for the
+ * standard error), Kolmogorov-Smirnov against the exact CDF (skipped when cdf is NULL), and
+ * with `unit` every draw inside [0, 1]. */
+typedef struct law_case {
+    char     name[64];
+    uint64_t case_id;
+    size_t   n;
+    double (*draw)(datm_rng *r, const void *par);
+    const void *par;
+    double   mean, var;
+    double (*cdf)(double x, const void *par);
+    int      unit;
+} law_case;
+
+static void run_law(const law_case *c)
+{
+    datm_rng r;
+    rng_for(&r, c->case_id);
+    int bad = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        xbuf[i] = c->draw(&r, c->par);
+        bad += c->unit && !(xbuf[i] >= 0.0 && xbuf[i] <= 1.0);
+    }
+    CHECK(bad == 0, "%s: %d draws outside [0,1]", c->name, bad);
+    if (!isnan(c->var)) stat_moments(c->name, xbuf, c->n, c->mean, c->var);
+    if (c->cdf) {
+        char what[96];
+        double d, p = stat_ks(xbuf, c->n, c->cdf, c->par, &d);
+        snprintf(what, sizeof what, "%s: KS", c->name);
+        report_gof(what, p, d);
+    }
+}
+
 /* ---- ziggurat table ---- */
 
 static void test_ziggurat_table(void)
@@ -136,16 +170,15 @@ static void test_normal(void)
     datm_test_hooks.rand_scalar = 0;
 }
 
+static double draw_exp(datm_rng *r, const void *par)
+{
+    (void)par;
+    return datm_rng_exponential(r);
+}
+
 static void test_exponential(void)
 {
-    datm_rng r;
-    rng_for(&r, 3);
-    const size_t n = 500000;
-    for (size_t i = 0; i < n; i++)
-        xbuf[i] = datm_rng_exponential(&r);
-    stat_moments("exponential", xbuf, n, 1.0, 1.0);
-    double d, p = stat_ks(xbuf, n, cdf_exp, NULL, &d);
-    report_gof("exponential: KS", p, d);
+    run_law(&(law_case){"exponential", 3, 500000, draw_exp, NULL, 1.0, 1.0, cdf_exp, 0});
 }
 
 static double cdf_gamma(double x, const void *c)
@@ -254,28 +287,21 @@ static double cdf_beta(double x, const void *c)
     return s;
 }
 
+static double draw_beta(datm_rng *r, const void *par)
+{
+    const beta_par *p = par;
+    return datm_rng_beta(r, p->a, p->b);
+}
+
 static void test_beta(void)
 {
     static const beta_par pars[] = { { 0.5, 0.5 }, { 2, 5 }, { 3, 1 }, { 1, 0.2 }, { 1e-3, 2e-3 }, { 7.5, 0.3 } };
-    const size_t n = 500000;
-    char what[96];
     for (size_t s = 0; s < sizeof pars / sizeof pars[0]; s++) {
-        double a = pars[s].a, b = pars[s].b;
-        datm_rng r;
-        rng_for(&r, 400 + s);
-        int bad = 0;
-        for (size_t i = 0; i < n; i++) {
-            xbuf[i] = datm_rng_beta(&r, a, b);
-            bad += !(xbuf[i] >= 0.0 && xbuf[i] <= 1.0);
-        }
-        CHECK(bad == 0, "beta(%g,%g): %d draws outside [0,1]", a, b, bad);
-        snprintf(what, sizeof what, "beta(%g, %g)", a, b);
-        stat_moments(what, xbuf, n, a / (a + b), a * b / ((a + b) * (a + b) * (a + b + 1)));
-        if (s < 4) {
-            double d, p = stat_ks(xbuf, n, cdf_beta, &pars[s], &d);
-            snprintf(what, sizeof what, "beta(%g, %g): KS", a, b);
-            report_gof(what, p, d);
-        }
+        const double a = pars[s].a, b = pars[s].b;
+        law_case c = {"", 400 + s, 500000, draw_beta, &pars[s], a / (a + b),
+                      a * b / ((a + b) * (a + b) * (a + b + 1)), s < 4 ? cdf_beta : NULL, 1};
+        snprintf(c.name, sizeof c.name, "beta(%g, %g)", a, b);
+        run_law(&c);
     }
 }
 
@@ -334,25 +360,22 @@ static double cdf_weibull(double x, const void *c)
     return x <= 0 ? 0 : -expm1(-pow(x / p->lambda, p->k));
 }
 
+static double draw_weibull(datm_rng *r, const void *par)
+{
+    const weib_par *p = par;
+    return datm_rng_weibull(r, p->k, p->lambda);
+}
+
 static void test_weibull(void)
 {
     static const weib_par pars[] = { { 0.1, 1.0 }, { 0.5, 2.0 }, { 1.7, 0.8 }, { 10.0, 3.0 } };
-    const size_t n = 500000;
-    char what[96];
     for (size_t s = 0; s < sizeof pars / sizeof pars[0]; s++) {
-        double k = pars[s].k, l = pars[s].lambda;
-        datm_rng r;
-        rng_for(&r, 600 + s);
-        for (size_t i = 0; i < n; i++)
-            xbuf[i] = datm_rng_weibull(&r, k, l);
-        if (k >= 0.5) { /* moments need a finite, not absurd, 8th moment for the SE */
-            double g1 = exp(stat_lgamma(1 + 1 / k)), g2 = exp(stat_lgamma(1 + 2 / k));
-            snprintf(what, sizeof what, "weibull(k %g, lambda %g)", k, l);
-            stat_moments(what, xbuf, n, l * g1, l * l * (g2 - g1 * g1));
-        }
-        double d, p = stat_ks(xbuf, n, cdf_weibull, &pars[s], &d);
-        snprintf(what, sizeof what, "weibull(k %g, lambda %g): KS", k, l);
-        report_gof(what, p, d);
+        const double k = pars[s].k, l = pars[s].lambda;
+        const double g1 = exp(stat_lgamma(1 + 1 / k)), g2 = exp(stat_lgamma(1 + 2 / k));
+        law_case c = {"", 600 + s, 500000, draw_weibull, &pars[s], l * g1,
+                      k >= 0.5 ? l * l * (g2 - g1 * g1) : NAN, cdf_weibull, 0};
+        snprintf(c.name, sizeof c.name, "weibull(k %g, lambda %g)", k, l);
+        run_law(&c);
     }
 }
 
