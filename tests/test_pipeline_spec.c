@@ -36,7 +36,7 @@ static const datm_model_ops *toy_find(const char *n)
 }
 static int toy_count(void) { return 2; }
 static const datm_model_ops *toy_at(int i) { return toys[i]; }
-static const datm_model_catalog cat = {toy_find, toy_count, toy_at};
+static const datm_model_catalog cat = {toy_find, toy_count, toy_at, NULL, NULL};
 
 static const char *good =
     "name: t\n"

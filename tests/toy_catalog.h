@@ -30,6 +30,6 @@ static const datm_model_ops *toy_find(const char *n)
 }
 static int toy_count(void) { return 2; }
 static const datm_model_ops *toy_at(int i) { return toy_variants[i]; }
-static const datm_model_catalog toy_cat = {toy_find, toy_count, toy_at};
+static const datm_model_catalog toy_cat = {toy_find, toy_count, toy_at, NULL, NULL};
 
 #endif

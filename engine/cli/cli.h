@@ -17,4 +17,9 @@ enum { DATM_EXIT_OK = 0, DATM_EXIT_FAIL = 1, DATM_EXIT_USAGE = 2, DATM_EXIT_SKIP
  * with a message naming command `cmd` when N is not a positive integer. */
 int datm_cli_threads(const char *cmd, const char *value);
 
+/* Loads the plugins of this command (cli_plugin.c): takes every `--plugin PATH.so` out of
+ * argv (argc shrinks), then the plugin files of DATM_PLUGIN_PATH. DATM_EXIT_OK, or the exit
+ * code after printing the error. */
+int datm_cli_plugins(int *argc, char **argv);
+
 #endif

@@ -9,11 +9,13 @@
 
 static void help(FILE *f)
 {
-    fprintf(f, "usage: datm describe VARIANT [--markdown]\n"
+    fprintf(f, "usage: datm describe VARIANT [--markdown] [--plugin PATH.so]\n"
                "       datm describe SECTION [--markdown]   (data, train, evaluate, output, top)\n"
                "       datm describe --all [--markdown]\n\n"
                "Prints the schema (key, type, default, range, description) of a model variant or\n"
-               "of an engine section of the spec; --all prints every section and variant.\n");
+               "of an engine section of the spec; --all prints every section and variant.\n"
+               "--plugin PATH.so (repeatable) loads a plugin's variants first (as do the\n"
+               "directories of DATM_PLUGIN_PATH).\n");
 }
 
 int datm_cmd_describe(int argc, char **argv)

@@ -16,6 +16,7 @@ static void help(FILE *f)
     fprintf(f,
         "usage: datm pipeline run PIPE.yaml [--profile P] [-j N] [--threads T] [--only REGEX] [-o DIR]\n"
         "                         [--cache DIR] [--dry] [--force] [--strict] [--quiet]\n"
+        "                         [--plugin PATH.so]\n"
         "       datm pipeline status PIPE.yaml [--profile P]\n"
         "       datm pipeline report PIPE.yaml [--profile P] [-o DIR] [--strict]\n\n"
         "A pipeline file lists runs (single specs with overrides, or a matrix of axes), named\n"
@@ -39,7 +40,8 @@ static void help(FILE *f)
         "-j N          core budget (default 1); runs at once = N / threads\n"
         "--threads T   threads per run (default: the file's threads:, else 1)\n"
         "--only REGEX  only the runs whose id matches (and the members of chosen ensembles)\n"
-        "--dry         print what would run and the cache keys; run nothing\n"
+        "--dry         print what would run and the cache keys; run nothing\n"        "--plugin P    load a plugin's model variants (also DATM_PLUGIN_PATH; the runs load\n"
+        "              them too; a plugin's content is part of its runs' cache keys)\n"
         "--force       rerun cached runs too (each old result is kept until its new one is\n"
         "              COMPLETED)\n"
         "--strict      exit 3 when a claim (not marked informative) is not reproduced or\n"

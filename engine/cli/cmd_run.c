@@ -177,7 +177,7 @@ static void run_help(FILE *f)
 {
     fprintf(f,
             "usage: datm run SPEC.yaml [key.path=value ...] [-o DIR] [--overwrite] [--threads N]\n"
-            "                [--quiet]\n\n"
+            "                [--quiet] [--plugin PATH.so]\n\n"
             "Overrides: key.path=value sets a key (lists as [1,2]); ~key.path removes one.\n"
             "Validates SPEC (after the overrides), then runs its stages: train (mini-batch\n"
             "epochs with curve evaluations and checkpoints), evaluate (per-heldout-word\n"
@@ -194,6 +194,10 @@ static void run_help(FILE *f)
             "written to DIR.new and replaces DIR only when it is COMPLETED. One process writes a\n"
             "run directory at a time (DIR/run.lock holds its pid); a second fails at once.\n"
             "--threads N: OpenMP and OpenBLAS threads (default: all).\n"
+            "--plugin PATH.so: load a plugin's model variants (repeatable; also the spec's\n"
+            "model.plugin: PATH.so, relative to the spec's folder, and every *.so in the\n"
+            "directories of DATM_PLUGIN_PATH); its file and SHA-256 go into the run's\n"
+            "provenance and spec hash.\n"
             "--quiet: only warnings and errors on the terminal; run.log still gets every\n"
             "message and a progress line each minute (follow it with tail -f).\n"
             "On a machine shared with other busy processes, OpenMP's default spin-waiting can\n"

@@ -77,7 +77,10 @@ int main(int argc, char **argv)
         return DATM_EXIT_OK;
     }
     for (const datm_cli_command *c = commands; c->name; c++)
-        if (!strcmp(argv[1], c->name)) return c->run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], c->name)) {
+            int rc = datm_cli_plugins(&argc, argv);   /* --plugin, DATM_PLUGIN_PATH */
+            return rc ? rc : c->run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "datm: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return DATM_EXIT_USAGE;

@@ -193,6 +193,10 @@ static int add_settings(sbuf *b, const datm_spec *s, datm_error *err)
     char line[9000];
     snprintf(line, sizeof line, "variant %s\n", s->variant);
     sb_add(b, line, "", "");
+    if (s->plugin[0]) {   /* a plugin's variant: its code is part of the key (not its path) */
+        snprintf(line, sizeof line, "plugin %s\n", s->plugin_sha256);
+        sb_add(b, line, "", "");
+    }
     for (int id = 0; id < DATM_SEC_COUNT_; id++) {
         const datm_config *cfg = s->sec[id];
         const datm_param_schema *sch = datm_config_schema(cfg);

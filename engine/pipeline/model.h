@@ -112,9 +112,17 @@ typedef struct datm_model_ops {
     void (*destroy)(datm_model *m);
 } datm_model_ops;
 
-/* The registry: models/registry.c. */
+/* The registry: models/registry.c. The built-in variants, then those of loaded plugins. */
 const datm_model_ops *datm_registry_find(const char *name);
 int                   datm_registry_count(void);
 const datm_model_ops *datm_registry_at(int i);
+/* Loads the plugin file `path` (relative: to base_dir, else in DATM_PLUGIN_PATH's
+ * directories; engine/plugin/plugin.h) and registers its variants; a file loaded already is
+ * not loaded again. `where` prefixes messages. A variant named like a registered one is an
+ * error. */
+int datm_registry_load(const char *path, const char *base_dir, const char *where,
+                       datm_error *err);
+/* 1 with the plugin file and its SHA-256 when ops came from a plugin; 0 for a built-in. */
+int datm_registry_source(const datm_model_ops *ops, const char **path, const char **sha256);
 
 #endif

@@ -40,9 +40,14 @@ typedef struct datm_model_catalog {
     const datm_model_ops *(*find)(const char *name);
     int                   (*count)(void);
     const datm_model_ops *(*at)(int i);
+    /* Optional (NULL: a spec's model.plugin is an error): load a plugin file, and tell
+     * where a variant came from (datm_registry_load, datm_registry_source in model.h). */
+    int (*load)(const char *path, const char *base_dir, const char *where, datm_error *err);
+    int (*source)(const datm_model_ops *ops, const char **path, const char **sha256);
 } datm_model_catalog;
-#define DATM_REGISTRY_CATALOG \
-    ((datm_model_catalog){datm_registry_find, datm_registry_count, datm_registry_at})
+#define DATM_REGISTRY_CATALOG                                                            \
+    ((datm_model_catalog){datm_registry_find, datm_registry_count, datm_registry_at,     \
+                          datm_registry_load, datm_registry_source})
 
 /* ---- spec ---- */
 #define DATM_MAX_OVERRIDES 64
@@ -63,7 +68,11 @@ typedef struct datm_spec {
     int   n_overrides;
     char *resolved;                      /* canonical resolved YAML (no comments) */
     char  hash[65];                      /* SHA-256 hex of `resolved` without output.dir and
-                                            threads (they cannot change the numbers) */
+                                            threads (they cannot change the numbers); with
+                                            a plugin's variant, its file's SHA-256 instead
+                                            of its path */
+    char  plugin[4096];                  /* the plugin file of the variant ("" built-in) */
+    char  plugin_sha256[65];             /* its content's SHA-256 */
     datm_spec_where *where;              /* (n_where) every key given in the file or overrides */
     int   n_where;
 } datm_spec;

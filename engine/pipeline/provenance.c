@@ -70,6 +70,9 @@ int datm_provenance_write(datm_h5 *root, const datm_spec *spec, const datm_run_o
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_HOST, host, err);
     if (!rc) rc = datm_h5_attr_str(root, DATM_ATTR_ARGV, argv, err);
     if (!rc) rc = datm_h5_attr_str(root, "variant", spec->variant, err);
+    if (!rc && spec->plugin[0]) rc = datm_h5_attr_str(root, "plugin", spec->plugin, err);
+    if (!rc && spec->plugin[0])
+        rc = datm_h5_attr_str(root, "plugin_sha256", spec->plugin_sha256, err);
     if (!rc) rc = datm_h5_attr_str(root, "name", rp->name, err);
     /* the command-line overrides and the defaults that were applied */
     char buf[8192];

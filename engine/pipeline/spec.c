@@ -234,7 +234,8 @@ static void fill_keys(load_ctx *c, const datm_ynode *map, datm_config *cfg, cons
         snprintf(full, sizeof full, "%s%s", prefix, map->keys[i]);
         const char *key = full;
         const datm_ynode *v = map->kids[i];
-        if (skip && strcmp(key, skip) == 0) continue;
+        /* skip: the engine's own key (model.variant; model.plugin goes with it) */
+        if (skip && (strcmp(key, skip) == 0 || strcmp(key, "plugin") == 0)) continue;
         char where[600];
         datm_ytree_key_where(map, i, where, sizeof where);
         if (v->kind == DATM_Y_MAP && is_key_group(cfg, key)) {
@@ -303,6 +304,40 @@ static void list_variants(const datm_model_catalog *cat, char *buf, size_t size)
     if (n == 0) snprintf(buf, size, "(none registered)");
 }
 
+/* model.plugin: PATH.so loads that plugin before the variant is looked up; a relative path
+ * is taken from the folder of the file that names it (or the working directory for an
+ * override), then from DATM_PLUGIN_PATH. Returns 1 after an error. */
+static int load_plugin(load_ctx *c, const datm_ynode *map, const datm_model_catalog *cat)
+{
+    int pi;
+    const datm_ynode *p = map ? datm_ytree_get(map, "plugin", &pi) : NULL;
+    if (!p) return 0;
+    char where[600];
+    datm_ytree_where(p, where, sizeof where);
+    if (p->kind != DATM_Y_SCALAR || !p->text[0]) {
+        add_error(c, where, "model.plugin: expected the path of a plugin file (PATH.so)");
+        return 1;
+    }
+    if (!cat->load) {
+        add_error(c, where, "model.plugin: this program cannot load plugins");
+        return 1;
+    }
+    char base[4096] = "";
+    if (p->src && strncmp(p->src, "override", 8) != 0) {
+        snprintf(base, sizeof base, "%s", p->src);
+        char *slash = strrchr(base, '/');
+        if (slash) *slash = '\0';
+        else snprintf(base, sizeof base, ".");
+    }
+    datm_error e = {0};
+    if (cat->load(p->text, base[0] ? base : NULL, "", &e)) {
+        add_error(c, where, "model.plugin: %s", e.msg);
+        return 1;
+    }
+    note_where(c, "model", "plugin", where);
+    return 0;
+}
+
 static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_where,
                            const datm_model_catalog *cat, datm_spec *s, datm_error *err)
 {
@@ -314,6 +349,7 @@ static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_w
         add_error(c, sec_where, "model.variant is required; registered variants: %s", variants);
         return;
     }
+    if (load_plugin(c, map, cat)) return;
     char where[600];
     datm_ytree_where(v, where, sizeof where);
     if (v->kind != DATM_Y_SCALAR) {
@@ -339,6 +375,11 @@ static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_w
     }
     snprintf(s->variant, sizeof s->variant, "%s", v->text);
     note_where(c, "model", "variant", where);
+    const char *ppath = NULL, *psha = NULL;
+    if (cat->source && cat->source(s->ops, &ppath, &psha)) {
+        snprintf(s->plugin, sizeof s->plugin, "%s", ppath);
+        snprintf(s->plugin_sha256, sizeof s->plugin_sha256, "%s", psha);
+    }
     static const datm_param_schema empty[] = {{NULL, 0, NULL, 0, 0, NULL, NULL}};
     if (datm_config_create_partial(s->ops->schema ? s->ops->schema : empty, "model",
                                    &s->sec[DATM_SEC_MODEL], err)) {
@@ -552,6 +593,12 @@ static char *spec_yaml_mode(const datm_spec *s, int mode, int for_hash, datm_err
             const char *w = where_given(s, "model", "variant");
             if (mode == 2) sb_printf(&b, "  variant: %s  # %s\n", s->variant, w[0] ? w : "?");
             else sb_printf(&b, "  variant: %s\n", s->variant);
+            /* a plugin's variant: the file (where it was loaded from), or for the hash the
+             * file's content, so a rebuilt plugin is another run and a moved one the same */
+            if (s->plugin[0] && for_hash) sb_printf(&b, "  plugin_sha256: %s\n", s->plugin_sha256);
+            else if (s->plugin[0] && mode == 2)
+                sb_printf(&b, "  plugin: \"%s\"  # sha256 %s\n", s->plugin, s->plugin_sha256);
+            else if (s->plugin[0]) sb_printf(&b, "  plugin: \"%s\"\n", s->plugin);
         }
         if (mode == 2) emit_origins(&b, s, s->sec[id], 2);
         else emit_section(&b, s->sec[id], 2, mode, for_hash);
