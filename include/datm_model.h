@@ -10,8 +10,9 @@
  * names a variant like a registered one, or has a schema that does not validate.
  *
  * The quickest real variant is WHAI with one part swapped (the way iwhai, ghai and sdatm
- * are built): a create() that fills a whai_variant (another posterior family, no downward
- * term, hooks) and calls whai_create_variant(), and WHAI_COMMON_OPS for the rest.
+ * are built): a create() that fills a whai_variant with its changes (another posterior
+ * family, no downward term) and calls whai_create_variant(), and WHAI_COMMON_OPS for the
+ * rest.
  * examples/plugin/ is one: WHAI with a log-normal posterior, in ~150 lines.
  *
  * Everything declared here is exported by the `datm` binary (to the plugins it loads) and
