@@ -37,11 +37,14 @@ if [ "$rc" = 0 ] && [ "${DATM_SKIP_ASAN:-0}" != 1 ]; then
   # data (their code paths are the ones the cheaper e2e tests run; the Release job has their
   # statistics), the bad-input table (141 rows, each a process; its sanitizer column counts in
   # the Release job and tests/test_fuzz_smoke.sh runs the readers' error paths under ASan here)
-  # test_fault_kill (bit-identical resume after SIGKILL: a Release property), and the tests that
-  # load libdatm.so into python (the ASan runtime must come first in a process).
+  # test_fault_kill (bit-identical resume after SIGKILL: a Release property), the tests that
+  # load libdatm.so into python (the ASan runtime must come first in a process), and
+  # test_plugin_example (its out-of-tree build links the installed libdatm.so, which under
+  # ASan needs the sanitizer runtime in the example's own link; test_plugin_load covers
+  # dlopen of plugins under ASan).
   asan_skip='^test_(ensemble_cli|sdatm_ensemble|sdatm_ensemble_cli|sdatm_digits|sdatm_early_stop'
   asan_skip+='|sdatm_norm_refresh|sdatm_lr_decay|variants_smoke|pipeline_cache|whai_aug_refine'
-  asan_skip+='|whai_learn_r|report_browser|api_install|bad_inputs|fault_kill|python|export)$'
+  asan_skip+='|whai_learn_r|report_browser|api_install|bad_inputs|fault_kill|python|export|plugin_example)$'
   ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan -L 'unit|e2e' -LE 'slow|regression|stat' \
         -E "$asan_skip" --output-on-failure -j"$jobs" \
         --output-junit "$PWD/build-asan/ctest-junit.xml" || rc=$?

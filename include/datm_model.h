@@ -13,7 +13,7 @@
  * are built): a create() that fills a whai_variant with its changes (another posterior
  * family, no downward term) and calls whai_create_variant(), and WHAI_COMMON_OPS for the
  * rest.
- * examples/plugin/ is one: WHAI with a log-normal posterior, in ~150 lines.
+ * examples/plugin/ is one: WHAI with a log-normal posterior, in ~120 lines.
  *
  * Everything declared here is exported by the `datm` binary (to the plugins it loads) and
  * by libdatm.so (to a plugin's own test programs: `pkg-config --cflags --libs datm`);
