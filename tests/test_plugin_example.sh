@@ -5,7 +5,8 @@
 # there with its CMakeLists (pkg-config datm, the installed headers only); then
 # - its gradient test passes (finite differences and Monte Carlo of the log-normal family);
 # - the installed datm trains its spec on Brown (model.plugin relative to the spec), and the
-#   run's provenance names the plugin file and its SHA-256 (that of the file);
+#   run's provenance names the plugin file and its SHA-256 (that of the file); libdatm
+#   (tests/api_example.c) opens that run, loading the plugin, and infers as `datm infer`;
 # - `datm pipeline run compare.yaml` gives the table with both rows (built-in whai and the
 #   plugin's whai-lognormal) and finite figures; a second run finds both in the cache.
 set -u
@@ -51,6 +52,18 @@ check "h5dump -a plugin '$tmp/run/result.h5' | grep -q '\"$tmp/plugin/build/whai
 check "h5dump -a plugin_sha256 '$tmp/run/result.h5' | grep -q '\"$sha\"'" "and its SHA-256"
 check "grep -q 'variant: whai-lognormal' '$tmp/run/spec.resolved.yaml' && grep -q 'plugin: \"$tmp/plugin/build/whai_lognormal.so\"' '$tmp/run/spec.resolved.yaml'" \
   "the resolved spec names the variant and the plugin file"
+
+# the C API (libdatm.so) reads the plugin's run: it loads the plugin named in the run's spec
+cc -std=c11 -Wall -Werror $(pkg-config --cflags datm) "$SRC/tests/api_example.c" -o "$tmp/api_example" \
+  $(pkg-config --libs datm) > "$tmp/cc.log" 2>&1
+LD_LIBRARY_PATH="$lib" "$tmp/api_example" "$tmp/run" "$SRC/.cache/data/brown/test.docword.gz" \
+  > "$tmp/api.txt" 2> "$tmp/api.err"
+check "[ $? = 0 ] && grep -q '^api 1 variant whai-lognormal layers 2 vocab 5000' '$tmp/api.txt'" \
+  "libdatm opens the plugin's run ($(head -c 200 "$tmp/api.err"))"
+"$datm" infer "$tmp/run" "$SRC/.cache/data/brown/test.docword.gz" -o "$tmp/theta.csv" --layer 1 --threads 2 --quiet
+want=$(sed -n '2p' "$tmp/theta.csv" | cut -d, -f2- | tr ',' ' ')
+got=$(sed -n 's/^docs [0-9]* theta_1\[0\]: //p' "$tmp/api.txt")
+check "[ -n '$got' ] && [ '$got' = '$want' ]" "libdatm's theta of the first test document equals datm infer's"
 
 (cd "$tmp/plugin" && "$datm" pipeline run compare.yaml -o "$tmp/cmp" --cache "$tmp/cache" -j 2 --quiet) \
   > "$tmp/pipe.log" 2>&1
