@@ -5,7 +5,8 @@
  *   cut to 12 hex, the spec relative to the pipeline file, overrides, train_s, a link to
  *   OUT/runs/<id> when it exists; runs.csv with labels and every metric
  * - tables in long and pivot form (one and two values per column group), reference values
- *   beside ours (a number and a text), a label column, text templates with integers;
+ *   beside ours (a number and a text), a label column, text templates with integers, a
+ *   result.h5 dataset joined by "-" (dataset:/model/inferred_layers[1:]);
  *   missing values as "-" (md, csv) and null (json); full precision in csv/json
  * - figures: the .dat of overlaid curves (NaN rows dropped) and of grouped bars; a figure
  *   without data says so in REPORT.md and leaves no stale file
@@ -212,15 +213,27 @@ static void build(void)
         const double v[] = {1.0};
         result("wai_128-64", 1, n, v, 2, 5);
     }
+    {   /* a dataset outside /metrics for a "dataset:" column (layer-wise: inferred widths) */
+        char path[700];
+        snprintf(path, sizeof path, "%s/cache/whai_128/result.h5", base);
+        datm_h5 *h = NULL;
+        datm_error e = {0};
+        const int64_t w[4] = {2000, 121, 110, 84}, n = 4;
+        CHECK(datm_h5_open(path, 1, &h, &e) == 0 &&
+              datm_h5_write_i64(h, "/model/inferred_layers", w, 1, &n, &e) == 0,
+              "inferred_layers: %s", e.msg);
+        datm_h5_close(&h);
+    }
     add_ref("whai_128", "perplexity", "591");
     add_ref("whai_128-64", "perplexity", "n/a");
 
-    datm_pipe_table *t = add_table("long", "wha*,wai*", "variant,layers", NULL, 5);
+    datm_pipe_table *t = add_table("long", "wha*,wai*", "variant,layers", NULL, 6);
     column(&t->values[0], "perplexity", "perplexity", NULL, NULL, "%.1f");
     column(&t->values[1], "paper", "perplexity", "paper", NULL, NULL);
     column(&t->values[2], "widths", NULL, NULL, "{k_1}-{k_2}", NULL);
     column(&t->values[3], "variant", "label:variant", NULL, NULL, NULL);
     column(&t->values[4], "ppl text", NULL, NULL, "{id}: {perplexity}", "%.2f");
+    column(&t->values[5], "structure", "dataset:/model/inferred_layers[1:]", NULL, NULL, NULL);
     snprintf(t->note, sizeof t->note, "Perplexity on held-out words; lower is better.");
     t = add_table("pivot", NULL, "variant", "layers", 1);
     column(&t->values[0], "perplexity", "perplexity", NULL, NULL, "%.1f");
@@ -304,12 +317,13 @@ static void check_report(const char *out)
     snprintf(line, sizeof line, "| lone | MISSING | `%.12s` | specs/lone.yaml | | - |", ST[4].key);
     CHECK_LINE(md, line);
     /* long table: references beside ours, templates, labels, missing */
-    CHECK_LINE(md, "| variant | layers | perplexity | paper | widths | variant | ppl text |");
-    CHECK_LINE(md, "|---|---|---:|---:|---:|---:|---:|");
-    CHECK_LINE(md, "| whai | 128 | 825.0 | 591 | - | whai | whai_128: 825.04 |");
-    CHECK_LINE(md, "| whai | 128-64 | 800.5 | n/a | 128-64 | whai | whai_128-64: 800.50 |");
-    CHECK_LINE(md, "| wai | 128 | 843.1 | - | - | wai | wai_128: 843.10 |");
-    CHECK_LINE(md, "| wai | 128-64 | - | - | - | wai | - |");
+    CHECK_LINE(md, "| variant | layers | perplexity | paper | widths | variant | ppl text | "
+                   "structure |");
+    CHECK_LINE(md, "|---|---|---:|---:|---:|---:|---:|---:|");
+    CHECK_LINE(md, "| whai | 128 | 825.0 | 591 | - | whai | whai_128: 825.04 | 121-110-84 |");
+    CHECK_LINE(md, "| whai | 128-64 | 800.5 | n/a | 128-64 | whai | whai_128-64: 800.50 | - |");
+    CHECK_LINE(md, "| wai | 128 | 843.1 | - | - | wai | wai_128: 843.10 | - |");
+    CHECK_LINE(md, "| wai | 128-64 | - | - | - | wai | - | - |");
     CHECK_LINE(md, "Perplexity on held-out words; lower is better.");
     CHECK_LINE(md, "Files: [md](tables/long.md), [csv](tables/long.csv), [json](tables/long.json)");
     /* pivot tables */
@@ -351,16 +365,19 @@ static void check_report(const char *out)
 
     /* tables in csv and json */
     char *csv = slurp2(out, "tables/long.csv");
-    CHECK_LINE(csv, "variant,layers,perplexity,paper,widths,variant,ppl text");
-    CHECK_LINE(csv, "whai,128,825.04,591,-,whai,whai_128: 825.04");
-    CHECK_LINE(csv, "wai,128-64,-,-,-,wai,-");
+    CHECK_LINE(csv, "variant,layers,perplexity,paper,widths,variant,ppl text,structure");
+    CHECK_LINE(csv, "whai,128,825.04,591,-,whai,whai_128: 825.04,121-110-84");
+    CHECK_LINE(csv, "wai,128-64,-,-,-,wai,-,-");
     free(csv);
     char *json = slurp2(out, "tables/long.json");
     CHECK(json && strstr(json, "\"columns\": [\"variant\", \"layers\", \"perplexity\", \"paper\", "
-                               "\"widths\", \"variant\", \"ppl text\"]"), "json columns: %s", S(json));
+                               "\"widths\", \"variant\", \"ppl text\", \"structure\"]"),
+          "json columns: %s", S(json));
     CHECK(json && strstr(json, "[\"whai\", \"128-64\", 800.5, \"n/a\", \"128-64\", \"whai\", "
-                               "\"whai_128-64: 800.50\"]"), "json row: %s", S(json));
-    CHECK(json && strstr(json, "[\"wai\", \"128-64\", null, null, null, \"wai\", null]"),
+                               "\"whai_128-64: 800.50\", null]"), "json row: %s", S(json));
+    CHECK(json && strstr(json, "[\"whai\", \"128\", 825.04, 591, null, \"whai\", "
+                               "\"whai_128: 825.04\", \"121-110-84\"]"), "json dataset: %s", S(json));
+    CHECK(json && strstr(json, "[\"wai\", \"128-64\", null, null, null, \"wai\", null, null]"),
           "json nulls: %s", S(json));
     CHECK(json && strstr(json, "\"note\": \"Perplexity on held-out words; lower is better.\""),
           "json note");

@@ -94,7 +94,8 @@ typedef struct datm_pipe_select {
 /* One column (a value shown in every cell group) of a table. */
 typedef struct datm_pipe_column {
     char label[128];       /* header; default: the metric (or "ref metric") */
-    char metric[128];      /* a /metrics name; or a label of the run (label: prefix) */
+    char metric[128];      /* a /metrics name; a label of the run (label: prefix); or a
+                              result.h5 dataset joined by "-" (dataset:/path[FROM:]) */
     char ref[64];          /* non-empty: the reference value of `references.<ref>` instead */
     char format[16];       /* printf format of numbers, default "%.4g" */
     char text[256];        /* non-empty: a template "{k_1}-{k_2}" of metrics/labels instead */

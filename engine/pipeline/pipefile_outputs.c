@@ -111,6 +111,10 @@ static void parse_column(pipe_ctx *c, const datm_ynode *v, const char *path, dat
     if (has_m == has_t)
         pipe_error(c, v, path, "give exactly one of 'metric' (a /metrics name or label:NAME) or "
                    "'text' (a template such as \"{k_1}-{k_2}\")");
+    if (has_m && !strncmp(col->metric, "dataset:", 8) && (col->metric[8] != '/' || col->ref[0]))
+        pipe_error(c, v, path, "metric '%s': a dataset column is 'dataset:/group/name' or "
+                   "'dataset:/group/name[FROM:]' (a run's result.h5 dataset, entries joined by "
+                   "'-'), with no 'ref'", col->metric);
     if (col->ref[0] && !has_m)
         pipe_error(c, v, path, "'ref' needs 'metric': the reference figure of which metric");
     if (pipe_scalar(c, v, "format", path, col->format, sizeof col->format, 0)) {

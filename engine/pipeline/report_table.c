@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/h5.h"
 #include "pipeline/report_internal.h"
 
 typedef struct grid {
@@ -54,6 +55,41 @@ static void text_cell(rep_cell *x, const char *s)
     snprintf(x->text, sizeof x->text, "%s", s);
 }
 
+/* A column "dataset:/path[a:]" (run i's result.h5 dataset, e.g. the structure layer-wise
+ * learning infers, /model/inferred_layers): its entries from index a on, joined by "-". */
+static void dataset_cell(const rep_ctx *c, int i, const char *spec, rep_cell *x)
+{
+    if (!c->runs[i].finished) return;
+    char path[128];
+    snprintf(path, sizeof path, "%s", spec);
+    long from = 0;
+    char *br = strchr(path, '[');
+    if (br) {
+        from = strtol(br + 1, NULL, 10);
+        *br = '\0';
+    }
+    datm_h5 *h = NULL;
+    datm_error e = {0};
+    double *v = NULL;
+    int rank = 0;
+    int64_t dims[8] = {0};
+    if (datm_result_open(c->runs[i].st->dir, 0, &h, &e) == DATM_OK &&
+        datm_h5_read_f64_alloc(h, path, &v, &rank, dims, &e) == DATM_OK) {
+        int64_t n = 1;
+        for (int d = 0; d < rank; d++) n *= dims[d];
+        size_t at = 0;
+        x->text[0] = '\0';
+        for (int64_t k = from; k < n && at + 32 < sizeof x->text; k++)
+            at += (size_t)snprintf(x->text + at, sizeof x->text - at, "%s%.6g",
+                                   k > from ? "-" : "", v[k]);
+        if (from < n) x->kind = REP_TEXT;
+    } else {
+        datm_warn("report: run %s: %s; its value counts as missing", c->runs[i].run->id, e.msg);
+    }
+    datm_free(v);
+    datm_h5_close(&h);
+}
+
 /* The value of column col for run i. */
 static void value_cell(const rep_ctx *c, int i, const datm_pipe_column *col, rep_cell *x)
 {
@@ -74,6 +110,10 @@ static void value_cell(const rep_ctx *c, int i, const datm_pipe_column *col, rep
     }
     if (!strncmp(col->metric, "label:", 6)) {
         text_cell(x, datm_pipe_run_label(r, col->metric + 6));
+        return;
+    }
+    if (!strncmp(col->metric, "dataset:", 8)) {
+        dataset_cell(c, i, col->metric + 8, x);
         return;
     }
     double v;
