@@ -8,6 +8,8 @@
 # - -j 1 and -j 2 give identical /metrics for every run (timings aside)
 # - a pipeline killed with SIGKILL mid-way and rerun ends with the same /metrics as an
 #   uninterrupted one
+# - two pipeline processes on one cache: a run the other process started (or finished) after
+#   this one read its states is waited for (or taken), not failed
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh pipecache
@@ -93,4 +95,21 @@ run u -j 2; check '[ $? = 0 ]' "uninterrupted run completes"
 for id in w16 w8; do
   check '[ "$(metrics $id k)" = "$(metrics $id u)" ] && [ -n "$(metrics $id u)" ]' "$id: killed and rerun equals uninterrupted"
 done
+# two processes on one cache: the first reads every state, runs w16, then reaches w8, which
+# the second process has started meanwhile; both end with every run COMPLETED
+sed -i 's/^out: out_u/out: out_r/' "$tmp/p.yaml"
+"$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_r" -j 1 > "$tmp/run_r1.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do   # until the first process runs w16
+  grep -q "w16: run started" "$tmp/run_r1.log" 2> /dev/null && break
+  sleep 0.05
+done
+"$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_r" -j 1 --only '^w8$' > "$tmp/run_r2.log" 2>&1
+r2=$?
+wait $pid; r1=$?
+check '[ $r1 = 0 ] && [ $r2 = 0 ]' "two processes on one cache both complete (exit $r1, $r2)"
+check 'grep -q "w8: run by process\|w8: completed by another process" "$tmp/run_r1.log"' \
+  "the first process waits for (or takes) the run the second one started"
+check '! grep -q FAILED "$tmp/run_r1.log" "$tmp/run_r2.log"' "no run FAILED"
+check '[ "$(metrics w8 r)" = "$(metrics w8 u)" ]' "w8: the same /metrics"
 exit $fail

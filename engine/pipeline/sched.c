@@ -362,6 +362,23 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
                 }
                 if (!mr) continue;
             }
+            /* another pipeline process on the same cache may have started or finished this
+             * run since the states were read: wait for it, or take its result */
+            datm_pipe_state_refresh(p, i, &st[i]);
+            if (st[i].status == DATM_PIPE_RUNNING) {
+                jobs[i].phase = JOB_ELSEWHERE;
+                event(tty, "%s: run by process %ld; waiting for it", p->runs[i].id,
+                      (long)st[i].pid);
+                continue;
+            }
+            if (!o->force && (st[i].status == DATM_PIPE_DONE || st[i].status == DATM_PIPE_CACHED)) {
+                jobs[i].phase = JOB_FINISHED;
+                jobs[i].ok = 1;
+                n_done++;
+                link_run(p, i, &st[i]);
+                event(tty, "%s: completed by another process", p->runs[i].id);
+                continue;
+            }
             if (st[i].status == DATM_PIPE_PARTIAL || st[i].status == DATM_PIPE_FAILED) {
                 rc = set_aside(st[i].dir, err);
                 if (rc) break;
@@ -388,6 +405,13 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
                 running--;
                 jobs[i].phase = JOB_FINISHED;
                 datm_pipe_state_refresh(p, i, &st[i]);
+                if (st[i].status == DATM_PIPE_RUNNING && !stop_flag) {
+                    /* the child lost the run's lock to another process: wait for that one */
+                    jobs[i].phase = JOB_ELSEWHERE;
+                    event(tty, "%s: run by process %ld; waiting for it", p->runs[i].id,
+                          (long)st[i].pid);
+                    continue;
+                }
                 jobs[i].ok = !strcmp(st[i].result, "COMPLETED");
                 double secs = now_s() - jobs[i].t0;
                 if (jobs[i].ok) {
