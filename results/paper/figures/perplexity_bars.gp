@@ -18,15 +18,16 @@ set grid ytics
 set datafile missing 'NaN'
 set yrange [0:*]
 plot 'perplexity_bars.dat' using 2:xtic(1) title 'whai paper', \
-     'perplexity_bars.dat' using 3 title 'wai paper', \
-     'perplexity_bars.dat' using 4 title 'iwhai paper', \
-     'perplexity_bars.dat' using 5 title 'ghai paper', \
-     'perplexity_bars.dat' using 6 title 'whai datm', \
-     'perplexity_bars.dat' using 7 title 'dlda-gibbs paper', \
-     'perplexity_bars.dat' using 8 title 'dlda-tlasgr paper', \
-     'perplexity_bars.dat' using 9 title 'wai datm', \
-     'perplexity_bars.dat' using 10 title 'iwhai datm', \
-     'perplexity_bars.dat' using 11 title 'ghai datm'
+     'perplexity_bars.dat' using 3 title 'whai code', \
+     'perplexity_bars.dat' using 4 title 'wai paper', \
+     'perplexity_bars.dat' using 5 title 'iwhai paper', \
+     'perplexity_bars.dat' using 6 title 'ghai paper', \
+     'perplexity_bars.dat' using 7 title 'whai datm', \
+     'perplexity_bars.dat' using 8 title 'dlda-gibbs paper', \
+     'perplexity_bars.dat' using 9 title 'dlda-tlasgr paper', \
+     'perplexity_bars.dat' using 10 title 'wai datm', \
+     'perplexity_bars.dat' using 11 title 'iwhai datm', \
+     'perplexity_bars.dat' using 12 title 'ghai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'perplexity_bars.svg'
 replot
