@@ -9,6 +9,8 @@
  * that is not a shared object, has no entry point, was built for another model API version,
  * names a variant like a registered one, or has a schema that does not validate.
  *
+ * A variant of its own fills every function of its ops table: datm_rate_accum_add and the
+ * datm_h5_* functions below serve eval_step, save and load (tests/plugin_unigram.c is one).
  * The quickest real variant is WHAI with one part swapped (the way iwhai, ghai and sdatm
  * are built): a create() that fills a whai_variant with its changes (another posterior
  * family, no downward term) and calls whai_create_variant(), and WHAI_COMMON_OPS for the
@@ -221,6 +223,26 @@ typedef struct datm_model_ops {
     int  (*load)(datm_model *m, struct datm_h5 *g, datm_error *err);
     void (*destroy)(datm_model *m);
 } datm_model_ops;
+
+/* ---- for a variant's own contract functions ----
+ * eval_step: adds one posterior sample of the Poisson rates of the evaluation documents,
+ * rate(d, v) = sum_k theta(d, k) Phi(1)(v, k), with phi1 (V, K) and theta (N, K) row-major
+ * (N = the rows of eval_begin's obs); the engine scores the held-out words under the mean. */
+void datm_rate_accum_add(struct datm_rate_accum *a, const float *phi1, const float *theta,
+                         int64_t K);
+/* save/load: datasets of the variant's group of the result file (and checkpoints), by name;
+ * a read needs the stored shape to equal dims. datm_h5_shape returns the rank, -1 absent. */
+int datm_h5_write_f32(struct datm_h5 *g, const char *name, const float *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_f64(struct datm_h5 *g, const char *name, const double *x, int rank,
+                      const int64_t *dims, datm_error *err);
+int datm_h5_write_scalar(struct datm_h5 *g, const char *name, double v, datm_error *err);
+int datm_h5_read_f32(struct datm_h5 *g, const char *name, float *x, int rank,
+                     const int64_t *dims, datm_error *err);
+int datm_h5_read_f64(struct datm_h5 *g, const char *name, double *x, int rank,
+                     const int64_t *dims, datm_error *err);
+int datm_h5_read_scalar(struct datm_h5 *g, const char *name, double *v, datm_error *err);
+int datm_h5_shape(struct datm_h5 *g, const char *name, int64_t *dims);
 
 /* ---- the entry point ---- */
 typedef struct datm_plugin_info {

@@ -12,7 +12,9 @@
 # - the datm binary exports exactly the plugin ABI (engine/plugin/datm_plugin.dynlist = the
 #   functions and tables of include/datm_model.h);
 # - a plugin's file and SHA-256 go into the resolved spec; the spec hash and the pipeline
-#   cache key follow the plugin's content, not its path.
+#   cache key follow the plugin's content, not its path;
+# - a variant of its own (tests/plugin_unigram.c) trains, evaluates, saves and loads through
+#   the ABI alone, with the built-in unigram's perplexity.
 set -u
 SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 datm=${DATM_BIN:-$SRC/build/datm}
@@ -138,4 +140,22 @@ key_of() {
 ka=$(key_of "$tmp/good/whai_lognormal.so"); kb=$(key_of "$tmp/copy/whai_lognormal.so"); kc=$(key_of "$tmp/o0/whai_lognormal.so")
 check "[ -n '$ka' ] && [ '$ka' = '$kb' ] && [ '$ka' != '$kc' ]" \
   "pipeline cache key: same plugin content same key ($ka, $kb), another content another key ($kc)"
+# a variant of its own (tests/plugin_unigram.c: every contract function, no WHAI) trains,
+# evaluates, saves and loads through the ABI: its perplexity is the built-in unigram's (the
+# same closed form of the same counts), and `datm infer` loads it from the result
+cc -std=c11 -shared -fPIC -Wall -Werror -I"$SRC/include" "$SRC/tests/plugin_unigram.c" -o "$tmp/unigram.so" -lm 2> "$tmp/cc.log"
+check "[ $? = 0 ]" "tests/plugin_unigram.c builds with the installed header alone ($(head -3 "$tmp/cc.log"))"
+brown_ok=0; [ -f "$SRC/.cache/data/brown/train.docword.gz" ] && brown_ok=1
+check "[ $brown_ok = 1 ]" ".cache/data/brown (bash ci/setup.sh builds it)"
+common=(--quiet --threads 2 output.figures=false output.report=false evaluate.classify=false)
+DATM_DATA="$SRC/.cache/data" "$datm" run "$SRC/experiments/brown/unigram.yaml" -o "$tmp/u_builtin" "${common[@]}" > "$tmp/u1.log" 2>&1
+DATM_DATA="$SRC/.cache/data" "$datm" run "$SRC/experiments/brown/unigram.yaml" -o "$tmp/u_plugin" "${common[@]}" \
+  --plugin "$tmp/unigram.so" model.variant=plugin-unigram > "$tmp/u2.log" 2>&1
+check "[ $? = 0 ]" "the from-scratch plugin trains on Brown ($(tail -2 "$tmp/u2.log"))"
+p1=$(sed -n 's/^ *"perplexity": \([^,]*\),*$/\1/p' "$tmp/u_builtin/metrics.json")
+p2=$(sed -n 's/^ *"perplexity": \([^,]*\),*$/\1/p' "$tmp/u_plugin/metrics.json")
+check "[ -n '$p1' ] && [ '$p1' = '$p2' ]" "its perplexity equals the built-in unigram's ($p2 vs $p1)"
+check "h5dump -d /model/phi_1 -A 0 '$tmp/u_plugin/result.h5' > /dev/null 2>&1" "its save() wrote /model/phi_1"
+DATM_DATA="$SRC/.cache/data" "$datm" infer "$tmp/u_plugin" "$SRC/.cache/data/brown/test.docword.gz" -o "$tmp/u_theta.csv" --quiet > "$tmp/u3.log" 2>&1
+check "[ $? = 0 ] && [ \$(grep -c . '$tmp/u_theta.csv') -gt 500 ]" "datm infer loads it from the result ($(tail -1 "$tmp/u3.log"))"
 exit $fail
