@@ -14,7 +14,8 @@
 # - a plugin's file and SHA-256 go into the resolved spec; the spec hash and the pipeline
 #   cache key follow the plugin's content, not its path;
 # - a variant of its own (tests/plugin_unigram.c) trains, evaluates, saves and loads through
-#   the ABI alone, with the built-in unigram's perplexity.
+#   the ABI alone, with the built-in unigram's perplexity; `pipeline run --plugin` passes the
+#   plugin on to the runs it starts.
 set -u
 SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 datm=${DATM_BIN:-$SRC/build/datm}
@@ -158,4 +159,17 @@ check "[ -n '$p1' ] && [ '$p1' = '$p2' ]" "its perplexity equals the built-in un
 check "h5dump -d /model/phi_1 -A 0 '$tmp/u_plugin/result.h5' > /dev/null 2>&1" "its save() wrote /model/phi_1"
 DATM_DATA="$SRC/.cache/data" "$datm" infer "$tmp/u_plugin" "$SRC/.cache/data/brown/test.docword.gz" -o "$tmp/u_theta.csv" --quiet > "$tmp/u3.log" 2>&1
 check "[ $? = 0 ] && [ \$(grep -c . '$tmp/u_theta.csv') -gt 500 ]" "datm infer loads it from the result ($(tail -1 "$tmp/u3.log"))"
+# `datm pipeline run --plugin P`: the `datm run` processes it starts load P too
+cat > "$tmp/spec/pu.yaml" <<EOP
+name: pu
+out: out
+runs:
+  - id: pu
+    spec: $SRC/experiments/brown/unigram.yaml
+    overrides: [model.variant=plugin-unigram, output.figures=false, output.report=false]
+EOP
+DATM_DATA="$SRC/.cache/data" "$datm" pipeline run "$tmp/spec/pu.yaml" --plugin "$tmp/unigram.so" \
+  -o "$tmp/pu_out" --cache "$tmp/pu_cache" --quiet > "$tmp/pu.log" 2>&1
+check "[ $? = 0 ] && grep -q '\"perplexity\": $p1' '$tmp/pu_out/runs/pu/metrics.json'" \
+  "pipeline run --plugin: its runs load the plugin ($(tail -2 "$tmp/pu.log"))"
 exit $fail
