@@ -20,7 +20,8 @@ static const section_entry sections[] = {
     [DATM_SEC_RUN] = {"", "top-level keys", datm_run_params_schema},
     [DATM_SEC_DATA] = {"data", "the corpus and the evaluation protocol",
                        datm_data_params_schema},
-    [DATM_SEC_MODEL] = {"model", "`variant` plus the keys of that variant's schema", NULL},
+    [DATM_SEC_MODEL] = {"model", "`variant` (and `plugin: PATH.so`, the plugin file that "
+                                 "provides it) plus the keys of that variant's schema", NULL},
     [DATM_SEC_TRAIN] = {"train", "mini-batch training, curve evaluations, checkpoints",
                         datm_train_params_schema},
     [DATM_SEC_EVALUATE] = {"evaluate", "final evaluation of the trained model",
