@@ -180,7 +180,7 @@ static void test_errors(void)
                  "{d} is not an axis", NULL);
     /* P13 a figure of an unknown kind */
     expect_error("p13.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n  f: {kind: pie}\n", NULL,
-                 "p13.yaml:3:13:", "figures.f", "'pie' is not curves or bars", NULL);
+                 "p13.yaml:3:13:", "figures.f", "'pie' is not curves, bars or hierarchy", NULL);
     /* P14 a reference to an unknown run id, with a did-you-mean */
     expect_error("p14.yaml", "runs: [{id: whai_128, spec: s.yaml}]\nreferences:\n"
                  "  paper: {whai_12: {perplexity: 1}}\n", NULL, "p14.yaml:3:11:",

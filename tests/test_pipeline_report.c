@@ -8,8 +8,9 @@
  *   beside ours (a number and a text), a label column, text templates with integers, a
  *   result.h5 dataset joined by "-" (dataset:/model/inferred_layers[1:]);
  *   missing values as "-" (md, csv) and null (json); full precision in csv/json
- * - figures: the .dat of overlaid curves (NaN rows dropped) and of grouped bars; a figure
- *   without data says so in REPORT.md and leaves no stale file
+ * - figures: the .dat of overlaid curves (NaN rows dropped) and of grouped bars; the topic
+ *   tree of a run (top topics, children by Phi weight, top words) in REPORT.md and ID.md; a
+ *   figure without data says so in REPORT.md and leaves no stale file
  * - claims: reproduced / not reproduced / not evaluable, forall and exists, tolerance,
  *   informative claims outside --strict, three-valued logic over a running run; the
  *   summary; claims.md / claims.json
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eval/topics.h"
 #include "pipeline/report.h"
 #include "result_fixture.h"
 #include "test_check.h"
@@ -224,6 +226,25 @@ static void build(void)
               "inferred_layers: %s", e.msg);
         datm_h5_close(&h);
     }
+    {   /* /topics and /data/vocab of a two-layer model for a "hierarchy" figure */
+        char path[700];
+        snprintf(path, sizeof path, "%s/cache/whai_128-64/result.h5", base);
+        const float phi1[6 * 3] = {0.5f, 0.025f, 0.025f, 0.4f, 0.025f, 0.025f,
+                                   0.025f, 0.5f, 0.025f, 0.025f, 0.4f, 0.025f,
+                                   0.025f, 0.025f, 0.5f, 0.025f, 0.025f, 0.4f};
+        const float phi2[3 * 2] = {0.7f, 0.1f, 0.2f, 0.3f, 0.1f, 0.6f};
+        const float *const phi[2] = {phi1, phi2};
+        const int64_t k[3] = {6, 3, 2};
+        const char *const words[6] = {"w0", "w1", "w2", "w3", "w4", "w5"};
+        datm_topic_set ts;
+        datm_h5 *h = NULL;
+        datm_error e = {0};
+        CHECK(datm_topic_set_build(2, phi, k, 5, 2, 0, &ts, &e) == 0 &&
+              datm_h5_open(path, 1, &h, &e) == 0 && datm_topics_write(h, &ts, &e) == 0 &&
+              datm_h5_write_strings(h, "data/vocab", words, 6, &e) == 0, "topics: %s", e.msg);
+        datm_h5_close(&h);
+        datm_topic_set_free(&ts);
+    }
     add_ref("whai_128", "perplexity", "591");
     add_ref("whai_128-64", "perplexity", "n/a");
 
@@ -253,6 +274,11 @@ static void build(void)
     add_figure("nodata", DATM_PIPE_FIG_CURVES, "wai_128-64");
     f = add_figure("onebars", DATM_PIPE_FIG_BARS, "whai*");
     snprintf(f->metric, sizeof f->metric, "train_s");
+    f = add_figure("tree", DATM_PIPE_FIG_HIERARCHY, "whai_128-64");
+    f->top = 2;
+    f->links = 2;
+    f->words = 2;
+    add_figure("notree", DATM_PIPE_FIG_HIERARCHY, "whai_128");   /* no /topics */
 
     add_claim("deeper", "whai_{layers}.perplexity <= wai_{layers}.perplexity", "layers",
               "128,128-64", 0, 0, 0);                                        /* NE */
@@ -288,7 +314,7 @@ static const char *const files[] = {
     "REPORT.md", "runs.csv", "claims.md", "claims.json", "tables/long.md", "tables/long.csv",
     "tables/long.json", "tables/pivot.md", "tables/pivot.csv", "tables/pivot2.md",
     "tables/pivot2.json", "figures/curves.dat", "figures/curves.gp", "figures/bars.dat",
-    "figures/bars.gp", "figures/onebars.dat",
+    "figures/bars.gp", "figures/onebars.dat", "figures/tree.md",
 };
 
 static void check_report(const char *out)
@@ -339,6 +365,14 @@ static void check_report(const char *out)
     CHECK(strstr(md, "\nNot shown: wai_128-64 (RUNNING).\n") != NULL, "skipped runs named");
     CHECK(strstr(md, "No figure yet: no completed run with /curves/iteration and "
                      "/curves/perplexity.") != NULL, "nodata figure");
+    /* the topic hierarchy: top topics by index (usage unknown), children by Phi weight */
+    CHECK_LINE(md, "### Figure tree");
+    CHECK(strstr(md, "\n```\nL2.t0: w0 w1\n  L1.t0 (0.700): w0 w1\n  L1.t1 (0.200): w2 w3\n"
+                     "L2.t1: w4 w5\n  L1.t2 (0.600): w4 w5\n  L1.t1 (0.300): w2 w3\n```\n"),
+          "topic tree in REPORT.md: %s", S(md));
+    CHECK(strstr(md, "also in [figures/tree.md](figures/tree.md)") != NULL, "tree file linked");
+    CHECK(strstr(md, "### Figure notree\n\nNo figure yet: run whai_128 has no topics to show")
+          != NULL, "a run without /topics");
     /* claims */
     CHECK_LINE(md, "| id | claim | verdict | numbers |");
     CHECK_LINE(md, "| deeper | The claim deeper | **not evaluable** | layers=128: "

@@ -120,7 +120,8 @@ typedef struct datm_pipe_table {
 
 typedef enum {
     DATM_PIPE_FIG_CURVES = 0,   /* one line per run: /curves (or another group) column y vs x */
-    DATM_PIPE_FIG_BARS          /* grouped bars of a metric: categories x series */
+    DATM_PIPE_FIG_BARS,         /* grouped bars of a metric: categories x series */
+    DATM_PIPE_FIG_HIERARCHY     /* the topic tree of one run (text): top topics, children */
 } datm_pipe_fig_kind;
 
 typedef struct datm_pipe_figure {
@@ -135,6 +136,7 @@ typedef struct datm_pipe_figure {
     char series[256];     /* legend template (default "{id}"; BARS: one bar per series) */
     char xlabel[128], ylabel[128];
     int  logx, logy;
+    int  top, links, words;   /* HIERARCHY: top-layer topics, children per topic, words */
     char where[600];
 } datm_pipe_figure;
 

@@ -195,7 +195,7 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
 {
     static const char *const keys[] = {"kind", "title", "runs", "where", "group", "x", "y",
                                        "metric", "category", "series", "xlabel", "ylabel",
-                                       "logx", "logy", NULL};
+                                       "logx", "logy", "top", "links", "words", NULL};
     if (!pipe_is_map(c, m, path, "a figure {kind:, runs:, x:, y:, ...}")) return;
     pipe_check_keys(c, m, path, keys);
     datm_pipeline *p = c->p;
@@ -207,8 +207,9 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
     pipe_scalar(c, m, "kind", path, kind, sizeof kind, 0);
     if (!strcmp(kind, "curves")) f->kind = DATM_PIPE_FIG_CURVES;
     else if (!strcmp(kind, "bars")) f->kind = DATM_PIPE_FIG_BARS;
-    else pipe_error(c, datm_ytree_get(m, "kind", NULL), path, "kind: '%s' is not curves or bars",
-                    kind);
+    else if (!strcmp(kind, "hierarchy")) f->kind = DATM_PIPE_FIG_HIERARCHY;
+    else pipe_error(c, datm_ytree_get(m, "kind", NULL), path, "kind: '%s' is not curves, bars "
+                    "or hierarchy", kind);
     if (!pipe_scalar(c, m, "title", path, f->title, sizeof f->title, 0))
         snprintf(f->title, sizeof f->title, "%s", id);
     parse_select(c, m, path, &f->select);
@@ -225,11 +226,26 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
     pipe_scalar(c, m, "series", path, f->series, sizeof f->series, 0);
     pipe_scalar(c, m, "xlabel", path, f->xlabel, sizeof f->xlabel, 0);
     pipe_scalar(c, m, "ylabel", path, f->ylabel, sizeof f->ylabel, 0);
+    f->top = 3;
+    f->links = 3;
+    f->words = 8;
+    const char *const counts[] = {"top", "links", "words"};
+    int *const count_of[] = {&f->top, &f->links, &f->words};
+    for (int q = 0; q < 3; q++) {
+        char v[32] = "";
+        if (!pipe_scalar(c, m, counts[q], path, v, sizeof v, 0)) continue;
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 100 || f->kind != DATM_PIPE_FIG_HIERARCHY)
+            pipe_error(c, datm_ytree_get(m, counts[q], NULL), path, "%s: '%s': a count from 1 "
+                       "to 100, for kind: hierarchy only", counts[q], v);
+        else *count_of[q] = (int)n;
+    }
     f->logx = pipe_bool(c, m, "logx", path, 0);
     f->logy = pipe_bool(c, m, "logy", path, 0);
     if (f->kind == DATM_PIPE_FIG_BARS && !has_metric)
         pipe_error(c, m, path, "a bars figure needs 'metric'");
-    if (f->kind == DATM_PIPE_FIG_CURVES && has_metric)
+    if (f->kind != DATM_PIPE_FIG_BARS && has_metric)
         pipe_error(c, datm_ytree_get(m, "metric", NULL), path, "'metric' is for kind: bars; a "
                    "curves figure plots the columns x and y of each run's /%s", f->group);
     if (!f->xlabel[0]) snprintf(f->xlabel, sizeof f->xlabel, "%s", f->kind ? "" : f->x);

@@ -29,7 +29,7 @@ static void note_skip(fig_out *o, const char *id, const char *why)
 
 static void remove_old(const char *dir, const char *id)
 {
-    static const char *const ext[] = {"dat", "gp", "png", "svg", "gnuplot.log"};
+    static const char *const ext[] = {"dat", "gp", "png", "svg", "gnuplot.log", "md"};
     for (size_t k = 0; k < DATM_COUNTOF(ext); k++) {
         char path[1400];
         snprintf(path, sizeof path, "%s/%s.%s", dir, id, ext[k]);
@@ -208,6 +208,10 @@ int rep_figures(const rep_ctx *c, FILE *md, datm_error *err)
         const datm_pipe_figure *f = &p->figures[k];
         fig_out o = {0};
         remove_old(dir, f->id);
+        if (f->kind == DATM_PIPE_FIG_HIERARCHY) {
+            rc = rep_hierarchy(c, f, dir, md, err);
+            continue;
+        }
         rc = f->kind == DATM_PIPE_FIG_BARS ? fig_bars(c, f, dir, &o, err)
                                             : fig_curves(c, f, dir, &o, err);
         if (!rc && !o.made) datm_warn("figure %s: %s", f->id, o.why);

@@ -68,6 +68,10 @@ int rep_tables(const rep_ctx *c, FILE *md, datm_error *err);
 
 /* ---- report_figure.c ---- */
 int rep_figures(const rep_ctx *c, FILE *md, datm_error *err);
+/* A "hierarchy" figure: the topic tree of the first COMPLETED selected run, into
+ * DIR/ID.md and md (report_hierarchy.c). */
+int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
+                  datm_error *err);
 
 /* ---- report_claims.c ---- */
 /* The verdict of one claim and its instances (one per combination of axis values). */
