@@ -98,6 +98,14 @@ static int set_aside(const char *dir, datm_error *err)
     return DATM_OK;
 }
 
+/* 1 when dir changed in the last few seconds: a run directory another process has just
+ * made, before its writer took the run lock, must not be moved aside as abandoned. */
+static int just_made(const char *dir)
+{
+    struct stat sb;
+    return stat(dir, &sb) == 0 && difftime(time(NULL), sb.st_mtime) < 5.0;
+}
+
 static void build_argv(const datm_pipeline *p, int i, const datm_pipe_state *st,
                        const datm_pipe_state *all, const datm_pipe_exec_opts *o, int threads,
                        char **argv, int max, char *thr, size_t thr_size)
@@ -379,6 +387,8 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
                 event(tty, "%s: completed by another process", p->runs[i].id);
                 continue;
             }
+            if (st[i].status == DATM_PIPE_PARTIAL && just_made(st[i].dir))
+                continue;   /* maybe a run another process starts: it locks it in a moment */
             if (st[i].status == DATM_PIPE_PARTIAL || st[i].status == DATM_PIPE_FAILED) {
                 rc = set_aside(st[i].dir, err);
                 if (rc) break;
