@@ -212,6 +212,10 @@ static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_mod
                      datm_error *err)
 {
     *out = NULL;
+    if (info->streamed)
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "dlda-tlasgr: its evaluation chain draws "
+                              "random training documents, which a streamed corpus (data.stream) "
+                              "does not hold in memory");
     if (!info->train || info->n_train < 1)
         return datm_error_set(err, DATM_E_INVALID, "dlda-tlasgr: needs the training set");
     dlda_tlasgr *m = datm_alloc(sizeof *m, err);

@@ -584,6 +584,10 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
                               DATM_MAX_LAYERS);
     if (info->n_vocab < 1) return datm_error_set(err, DATM_E_INVALID, "whai: empty vocabulary");
+    if (!v->own_eval && !strcmp(p.eval_globals, "chain") && info->streamed)
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "model.eval_globals chain advances the "
+                              "globals on random training documents, which a streamed corpus "
+                              "(data.stream) does not hold in memory; set eval_globals: fixed");
     whai_model *m = datm_alloc(sizeof *m, err);
     if (!m) return DATM_E_NOMEM;
     m->base.ops = v->ops;

@@ -1,6 +1,7 @@
 /* engine/cli/cmd_corpus.c: `datm corpus build` (raw text -> a data set directory, see
- * engine/data/corpus_build.h) and `datm corpus info` (sizes, tokens, classes, top words of
- * a data set directory or name). */
+ * engine/data/corpus_build.h), `datm corpus convert` (docword files -> shard sets for
+ * data.stream, engine/data/shard.h), `datm corpus synth` (cmd_corpus_synth.c) and `datm corpus
+ * info` (sizes, tokens, classes, top words of a data set directory or name). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,19 @@
 #include "pipeline/pipeline.h"
 #include "data/corpus_build.h"
 #include "data/data.h"
+#include "data/shard.h"
 
 static void help_main(FILE *f)
 {
     fprintf(f, "usage: datm corpus build --input PATH --out DIR [options]\n"
+               "       datm corpus convert DOCWORD_DIR [--out DIR] [--shard-docs N]\n"
+
                "       datm corpus info DIR|NAME [--top N]\n\n"
                "build  turns raw text into a data set (UCI docword + vocab + labels); see\n"
                "       'datm corpus build --help'.\n"
+               "convert writes each SPLIT.docword[.gz] of a data set as SPLIT.shards, the binary\n"
+               "       sharded form that specs read with data.stream: true; see --help.\n"
+
                "info   prints sizes, token totals, classes and the most frequent words of a\n"
                "       data set; see 'datm corpus info --help'.\n");
 }
@@ -83,6 +90,8 @@ static void help_build(FILE *f)
         "  --test-frac F          fraction of texts (per category) held out (default %.9g)\n"
         "  --seed S               seed of the split (default %llu)\n"
         "  --no-gzip              write plain .docword files\n"
+        "  --shards               also write each split as SPLIT.shards (datm corpus\n"
+        "                         convert: the form data.stream reads)\n"
         "  --quiet                only warnings and errors\n\n"
         "Texts without tokens and documents left empty are counted and reported (stderr\n"
         "and README.md), never dropped silently.\n",
@@ -145,11 +154,122 @@ static int parse_f64(const char *key, const char *s, double *out)
     return 0;
 }
 
+/* ---- convert ---- */
+
+static const char *const SPLITS[] = {"train", "test", "test_obs", "test_heldout"};
+
+/* Each SPLIT.docword[.gz] of in_dir as out_dir/SPLIT.shards; 0 splits found is an error. */
+static int convert_dir(const char *in_dir, const char *out_dir, int64_t docs, int overwrite,
+                       datm_error *err)
+{
+    int done = 0;
+    for (size_t k = 0; k < DATM_COUNTOF(SPLITS); k++) {
+        char in[1200], out[1200];
+        struct stat st;
+        snprintf(in, sizeof in, "%s/%s.docword.gz", in_dir, SPLITS[k]);
+        if (stat(in, &st) != 0) snprintf(in, sizeof in, "%s/%s.docword", in_dir, SPLITS[k]);
+        if (stat(in, &st) != 0) continue;
+        snprintf(out, sizeof out, "%s/%s.shards", out_dir, SPLITS[k]);
+        int rc = datm_shards_from_docword(in, out, docs, overwrite, err);
+        if (rc) return rc;
+        datm_shardset set;
+        rc = datm_shardset_open(out, &set, err);
+        if (rc) return rc;
+        char h[17];
+        datm_shardset_hash_hex(&set, h);
+        datm_info("%s: %lld documents, V = %lld, %lld entries, %.0f tokens in %d shards "
+                  "(content hash %s)", out, (long long)set.n_docs, (long long)set.n_cols,
+                  (long long)set.nnz, set.tokens, set.n_shards, h);
+        datm_shardset_close(&set);
+        done++;
+    }
+    if (!done)
+        return datm_error_set(err, DATM_E_IO, "%s: no train/test/test_obs/test_heldout .docword[.gz] "
+                              "file", in_dir);
+    return DATM_OK;
+}
+
+/* Copies in/name to out/name when it exists (vocab.txt, classes.txt). */
+static int copy_file(const char *in_dir, const char *out_dir, const char *name, datm_error *err)
+{
+    char in[1200], out[1200];
+    snprintf(in, sizeof in, "%s/%s", in_dir, name);
+    snprintf(out, sizeof out, "%s/%s", out_dir, name);
+    FILE *f = fopen(in, "rb");
+    if (!f) return DATM_OK;
+    datm_afile a;
+    int rc = datm_afile_open(&a, out, err);
+    char buf[65536];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, n, a.f) != n) rc = datm_error_set(err, DATM_E_IO, "%s: write failed", out);
+    if (!rc && ferror(f)) rc = datm_error_set(err, DATM_E_IO, "%s: read failed", in);
+    fclose(f);
+    if (!rc) rc = datm_afile_commit(&a, err);
+    else datm_afile_abort(&a);
+    return rc;
+}
+
+static void help_convert(FILE *f)
+{
+    fprintf(f,
+        "usage: datm corpus convert DOCWORD_DIR [--out DIR] [--shard-docs N] [--overwrite]\n\n"
+        "Writes each SPLIT.docword[.gz] (train, test, test_obs, test_heldout) of a data set\n"
+        "directory as SPLIT.shards: binary CSR shards of N documents with an index (V,\n"
+        "documents, entries, tokens, a crc32 per shard and a content hash). A spec with\n"
+        "data.stream: true then trains from disk, holding two shards at a time. The docword\n"
+        "file is read in one pass, one shard in memory (a file whose entries are not ordered\n"
+        "by document is read whole). Each shard set is written aside and renamed into place\n"
+        "when complete.\n\n"
+        "  --out DIR         where the shards go (default DOCWORD_DIR itself); vocab.txt and\n"
+        "                    classes.txt are copied there\n"
+        "  --shard-docs N    documents per shard (default %d)\n"
+        "  --overwrite       replace existing SPLIT.shards\n"
+        "  --quiet           only warnings and errors\n", DATM_SHARD_DEFAULT_DOCS);
+}
+
+static int cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    int64_t docs = DATM_SHARD_DEFAULT_DOCS;
+    int overwrite = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { help_convert(stdout); return DATM_EXIT_OK; }
+        if (is_opt(a, "--out")) {
+            if (!(out = opt_value(argc, argv, &i, "--out"))) return DATM_EXIT_USAGE;
+        } else if (is_opt(a, "--shard-docs")) {
+            if (!(v = opt_value(argc, argv, &i, "--shard-docs")) || parse_i64(a, v, 1, &docs))
+                return DATM_EXIT_USAGE;
+        } else if (!strcmp(a, "--overwrite")) overwrite = 1;
+        else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) datm_log_set_level(DATM_LOG_WARN);
+        else if (a[0] == '-' || in) {
+            fprintf(stderr, "datm corpus convert: unexpected argument '%s' (see --help)\n", a);
+            return DATM_EXIT_USAGE;
+        } else in = a;
+    }
+    if (!in) { help_convert(stderr); return DATM_EXIT_USAGE; }
+    datm_error err = {0};
+    int rc = DATM_OK;
+    if (out && strcmp(out, in)) {
+        if (mkdir(out, 0777) != 0 && errno != EEXIST)
+            rc = datm_error_set(&err, DATM_E_IO, "%s: cannot create (%s)", out, strerror(errno));
+        if (!rc) rc = copy_file(in, out, "vocab.txt", &err);
+        if (!rc) rc = copy_file(in, out, "classes.txt", &err);
+    }
+    if (!rc) rc = convert_dir(in, out ? out : in, docs, overwrite, &err);
+    if (rc) {
+        fprintf(stderr, "datm corpus convert: %s\n", err.msg);
+        return DATM_EXIT_FAIL;
+    }
+    return DATM_EXIT_OK;
+}
+
 static int cmd_build(int argc, char **argv)
 {
     datm_corpus_build_opts o;
     datm_corpus_build_defaults(&o);
-    int quiet = 0, overwrite = 0;
+    int quiet = 0, overwrite = 0, shards = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         int64_t iv;
@@ -185,6 +305,7 @@ static int cmd_build(int argc, char **argv)
         else if (!strcmp(a, "--no-stopwords")) o.no_stopwords = 1;
         else if (!strcmp(a, "--no-gzip")) o.gzip = 0;
         else if (!strcmp(a, "--overwrite")) overwrite = 1;
+        else if (!strcmp(a, "--shards")) shards = 1;
         else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) quiet = 1;
         else {
             static const char *const keys[] = {"--format", "--input", "--out", "--cats", "--labels", "--stopwords",
@@ -221,6 +342,7 @@ static int cmd_build(int argc, char **argv)
     datm_error err = {0};
     double t0 = datm_time_now();
     int rc = datm_corpus_build(&o, &st, &err);
+    if (!rc && shards) rc = convert_dir(o.out_dir, o.out_dir, DATM_SHARD_DEFAULT_DOCS, 0, &err);
     if (replace) {
         int rc2 = datm_cli_stage_end(&sg, !rc, &err);
         if (!rc) rc = rc2;
@@ -360,7 +482,8 @@ int datm_cmd_corpus(int argc, char **argv)
     }
     if (!strcmp(argv[1], "build")) return cmd_build(argc - 1, argv + 1);
     if (!strcmp(argv[1], "info")) return cmd_info(argc - 1, argv + 1);
-    fprintf(stderr, "datm corpus: unknown subcommand '%s' (build, info)\n\n", argv[1]);
+    if (!strcmp(argv[1], "convert")) return cmd_convert(argc - 1, argv + 1);
+    fprintf(stderr, "datm corpus: unknown subcommand '%s' (build, convert, info)\n\n", argv[1]);
     help_main(stderr);
     return DATM_EXIT_USAGE;
 }

@@ -50,6 +50,11 @@ int  datm_dataset_resolve(const char *name, char *dir, size_t dir_size, datm_err
  * every non-empty document keeping >= 1 observed token. Keyed by (seed, SPLIT, doc). */
 int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr *obs,
                      datm_csr *heldout, datm_error *err);
+/* The same split of rows that are documents first_doc, first_doc + 1, ... of a corpus (a
+ * shard): row i is keyed by document first_doc + i. parallel = 0: on the calling thread only
+ * (a read-ahead thread must not start an OpenMP team beside training). */
+int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, double obs_frac,
+                          uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err);
 
 /* Mini-batch iterator: epoch e visits a permutation keyed by (seed, SHUFFLE, e) (or the
  * identity when shuffle == 0); the last partial batch is returned unless drop_last. */

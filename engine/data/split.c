@@ -38,6 +38,12 @@ static int64_t binomial(datm_rng *r, int64_t t, double p)
 int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr *obs,
                      datm_csr *heldout, datm_error *err)
 {
+    return datm_token_split_rows(X, 0, 1, obs_frac, seed, obs, heldout, err);
+}
+
+int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, double obs_frac,
+                          uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err)
+{
     DATM_ASSERT(X && obs && heldout);
     memset(obs, 0, sizeof *obs);
     memset(heldout, 0, sizeof *heldout);
@@ -53,10 +59,10 @@ int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr
     float *ov = datm_alloc_array((size_t)DATM_MAX(X->nnz, 1), sizeof *ov, err);   /* (nnz) */
     if (!ov) return err ? err->code : DATM_E_NOMEM;
 
-    #pragma omp parallel for schedule(dynamic, 256)
+    #pragma omp parallel for schedule(dynamic, 256) if (parallel)
     for (int64_t n = 0; n < N; n++) {
         datm_rng r;
-        datm_rng_init(&r, seed, DATM_STREAM_SPLIT, (uint64_t)n);
+        datm_rng_init(&r, seed, DATM_STREAM_SPLIT, (uint64_t)(first_doc + n));
         int64_t a = X->row_ptr[n], b = X->row_ptr[n + 1], kept = 0, total = 0;
         for (int64_t j = a; j < b; j++) {
             int64_t c = (int64_t)X->val[j];

@@ -150,6 +150,7 @@ int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm
     if (!rc) rc = datm_h5_attr_i64(g, "batch", st->batch, err);
     if (!rc) rc = datm_h5_attr_str(g, "spec_hash", spec->hash, err);
     if (!rc) rc = datm_h5_attr_str(g, "variant", spec->variant, err);
+    if (!rc && st->corpus[0]) rc = datm_h5_attr_str(g, "stream_corpus", st->corpus, err);
     if (!rc) rc = datm_h5_group(g, "model", 1, &mg, err);
     if (!rc && m->ops->save) rc = m->ops->save(m, mg, err);
     if (!rc) rc = datm_h5_group(g, "curves", 1, &cg, err);
@@ -312,6 +313,8 @@ int datm_checkpoint_read(const char *path, const datm_spec *spec, datm_model *m,
     if (!rc) rc = datm_h5_attr_get_i64(g, "iteration", &st->iteration, err);
     if (!rc) rc = datm_h5_attr_get_i64(g, "epoch", &st->epoch, err);
     if (!rc) rc = datm_h5_attr_get_i64(g, "batch", &st->batch, err);
+    if (!rc && datm_h5_attr_exists(g, "stream_corpus"))
+        rc = datm_h5_attr_get_str(g, "stream_corpus", st->corpus, sizeof st->corpus, err);
     if (!rc && (st->iteration < 0 || st->epoch < 0 || st->batch < 0))
         rc = datm_error_set(err, DATM_E_FORMAT, "iteration %lld, epoch %lld, batch %lld: not a "
                             "position in a run", (long long)st->iteration, (long long)st->epoch,

@@ -101,10 +101,12 @@ int datm_data_info_write(datm_h5 *root, const datm_spec *spec, const datm_run_da
         snprintf(name, sizeof name, "sha256:%s", d->file_name[i]);
         rc = datm_h5_attr_str(g, name, d->file_hash[i], err);
     }
-    if (!rc) rc = datm_h5_write_scalar(g, "n_train", (double)d->train_X.n_rows, err);
+    if (!rc) rc = datm_h5_write_scalar(g, "n_train", (double)d->n_train, err);
     if (!rc) rc = datm_h5_write_scalar(g, "n_test", (double)d->eval_obs.n_rows, err);
-    if (!rc) rc = datm_h5_write_scalar(g, "n_vocab", (double)d->train_X.n_cols, err);
-    if (!rc) rc = datm_h5_write_scalar(g, "train_tokens", datm_csr_total(&d->train_X), err);
+    if (!rc) rc = datm_h5_write_scalar(g, "n_vocab", (double)d->n_vocab, err);
+    /* streamed: the corpus's tokens (under token-split the model sees the observed share) */
+    if (!rc) rc = datm_h5_write_scalar(g, "train_tokens", d->stream ? d->shards.tokens
+                                       : datm_csr_total(&d->train_X), err);
     if (!rc) rc = datm_h5_write_scalar(g, "test_obs_tokens", datm_csr_total(&d->eval_obs), err);
     if (!rc) rc = datm_h5_write_scalar(g, "test_heldout_tokens", datm_csr_total(&d->eval_held), err);
     if (!rc && d->train.vocab)

@@ -25,6 +25,7 @@
 #include "eval/perplexity.h"
 #include "io/results.h"
 #include "io/results_layout.h"
+#include "data/stream.h"
 #include "pipeline/run_internal.h"
 #include "rand/rand.h"
 
@@ -261,6 +262,56 @@ static int do_checkpoint(run_ctx *c, datm_error *err)
                                  (int)tc->keep_checkpoints, err);
 }
 
+/* Where the mini-batches come from: the in-memory iterator over train_X, or the stream over
+ * train.shards (data.stream; data/stream.h). Both are positioned by (epoch, batch), the
+ * position a checkpoint records, and give the same order when train.shuffle is off. */
+typedef struct batch_src {
+    int             stream;
+    datm_batch_iter it;
+    datm_stream     st;
+    datm_csr        X;      /* the in-memory mini-batch */
+} batch_src;
+
+static int src_open(run_ctx *c, batch_src *s, datm_error *err)
+{
+    const datm_train_params *tc = &c->spec->p.train;
+    memset(s, 0, sizeof *s);
+    s->stream = c->data.stream;
+    if (!s->stream) {
+        int rc = datm_batch_iter_init(&s->it, c->data.train_X.n_rows, tc->batch_size, c->seed,
+                                      tc->shuffle, tc->drop_last, err);
+        if (!rc) datm_batch_iter_seek(&s->it, c->st.epoch, c->st.batch);
+        return rc;
+    }
+    datm_stream_opts o = {
+        .batch_size = tc->batch_size, .seed = c->seed, .shuffle = tc->shuffle,
+        .drop_last = tc->drop_last, .split_seed = (uint64_t)c->spec->p.run.seed,
+        /* token-split trains on each document's observed part, as in memory */
+        .obs_frac = strcmp(c->data.protocol, "token-split") ? 0.0 : c->spec->p.data.obs_fraction};
+    int rc = datm_stream_open(&s->st, &c->data.shards, &o, err);
+    if (!rc) rc = datm_stream_seek(&s->st, c->st.epoch, c->st.batch, err);
+    return rc;
+}
+
+static int src_next(run_ctx *c, batch_src *s, const datm_csr **X, const int64_t **rows,
+                    int64_t *n, datm_error *err)
+{
+    if (s->stream) return datm_stream_next(&s->st, X, rows, n, err);
+    datm_csr_free(&s->X);
+    *n = datm_batch_iter_next(&s->it, rows);
+    if (*n == 0) *n = datm_batch_iter_next(&s->it, rows);   /* epoch boundary */
+    DATM_ASSERT(*n > 0);
+    *X = &s->X;
+    return datm_csr_select_rows(&c->data.train_X, *rows, *n, &s->X, err);
+}
+
+static void src_close(batch_src *s)
+{
+    if (s->stream) datm_stream_close(&s->st);
+    else datm_batch_iter_free(&s->it);
+    datm_csr_free(&s->X);
+}
+
 static int train_stage(run_ctx *c, datm_error *err)
 {
     const datm_train_params *tc = &c->spec->p.train;
@@ -271,16 +322,14 @@ static int train_stage(run_ctx *c, datm_error *err)
     const int64_t kill_at = kill_env ? atoll(kill_env) : -1;
     const char *int_env = getenv("DATM_TEST_SIGINT_AT_ITER");   /* tests: Ctrl-C at a batch */
     const int64_t int_at = int_env ? atoll(int_env) : -1;
-    datm_batch_iter it;
-    int rc = datm_batch_iter_init(&it, c->data.train_X.n_rows, B, c->seed,
-                                  tc->shuffle, tc->drop_last, err);
+    batch_src src;
+    int rc = src_open(c, &src, err);
     if (rc) return rc;
-    datm_batch_iter_seek(&it, c->st.epoch, c->st.batch);
     datm_progress prog;
     datm_progress_begin(&prog, "train", c->total);
     prog.done = c->st.iteration;
     prog.log = c->log;   /* a quiet or detached run still shows its progress in run.log */
-    const double rho = (double)c->data.train_X.n_rows / (double)B;
+    const double rho = (double)c->data.n_train / (double)B;
     int32_t *labels = NULL;
     if (c->data.train_labels) {
         labels = datm_alloc_array((size_t)B, sizeof *labels, err);
@@ -288,23 +337,20 @@ static int train_stage(run_ctx *c, datm_error *err)
     }
     for (int64_t iter = c->st.iteration + 1; !rc && iter <= c->total; iter++) {
         const int64_t *rows;
-        int64_t n = datm_batch_iter_next(&it, &rows);
-        if (n == 0) n = datm_batch_iter_next(&it, &rows);   /* epoch boundary */
-        DATM_ASSERT(n > 0);
+        const datm_csr *X;
+        int64_t n;
         const int64_t ep = (iter - 1) / c->bpe, b = (iter - 1) % c->bpe;
-        datm_csr X = {0};
-        rc = datm_csr_select_rows(&c->data.train_X, rows, n, &X, err);
+        rc = src_next(c, &src, &X, &rows, &n, err);
         if (rc) break;
         if (labels)
             for (int64_t i = 0; i < n; i++) labels[i] = c->data.train_labels[rows[i]];
-        datm_batch batch = {&X, rows, labels};
+        datm_batch batch = {X, rows, labels};
         datm_train_ctx ctx = {iter, ep, c->seed, rho};
         datm_train_stats s;
         memset(&s, 0, sizeof s);
         double t0 = datm_time_now();
         rc = c->m->ops->train_batch(c->m, &batch, &ctx, &s, err);
         double dt = datm_time_now() - t0;
-        datm_csr_free(&X);
         if (rc) {
             datm_error_prefix(err, "iteration %lld (epoch %lld, batch %lld): ", (long long)iter,
                               (long long)ep, (long long)b);
@@ -341,7 +387,7 @@ static int train_stage(run_ctx *c, datm_error *err)
     }
     datm_progress_end(&prog);
     datm_free(labels);
-    datm_batch_iter_free(&it);
+    src_close(&src);
     return rc;
 }
 
@@ -622,7 +668,7 @@ static int write_report(run_ctx *c, datm_error *err)
     fprintf(f, "\n%lld mini-batches of %lld documents; %lld training and %lld evaluation "
                "documents; S = %lld samples.\n\n", (long long)c->st.iteration,
             (long long)c->spec->p.train.batch_size,
-            (long long)c->data.train_X.n_rows, (long long)c->data.eval_obs.n_rows,
+            (long long)c->data.n_train, (long long)c->data.eval_obs.n_rows,
             (long long)c->spec->p.evaluate.samples);
     fprintf(f, "Figures: `figures/` (each with its `.gp` and `.dat`).\n\n## Resolved spec\n\n```yaml\n%s```\n",
             c->spec->resolved);
@@ -794,16 +840,18 @@ int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t s
                           datm_model **m, int64_t *bpe, int64_t *total, datm_error *err)
 {
     const datm_train_params *tc = &s->p.train;
-    const int64_t N = d->train_X.n_rows, B = tc->batch_size;
+    const int64_t N = d->n_train, B = tc->batch_size;
     *bpe = tc->drop_last ? N / B : (N + B - 1) / B;
     if (*bpe <= 0)
         return datm_error_set(err, DATM_E_INVALID, "train.batch_size %lld with drop_last leaves no "
                               "mini-batch of %lld documents", (long long)B, (long long)N);
     *total = *bpe * tc->epochs;
     datm_run_info info = {
-        .n_train = N, .n_vocab = d->train_X.n_cols, .n_classes = d->train.n_classes,
+        .n_train = N, .n_vocab = d->n_vocab, .n_classes = d->train.n_classes,
         .batch_size = B, .epochs = tc->epochs, .total_iters = *total,
-        .seed = seed, .threads = omp_get_max_threads(), .train = &d->train_X,
+        .seed = seed, .threads = omp_get_max_threads(),
+        .train = d->stream ? NULL : &d->train_X,   /* streamed: never whole in memory */
+        .streamed = d->stream,
         .train_labels = d->train_labels, .vocab = d->train.vocab};
     int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, m, err);
     if (rc) {
@@ -823,6 +871,7 @@ static int setup_model(run_ctx *c, datm_error *err)
     const datm_spec *s = c->spec;
     int rc = datm_run_model_create(s, &c->data, c->seed, &c->m, &c->bpe, &c->total, err);
     if (rc) return rc;
+    if (c->data.stream) datm_shardset_hash_hex(&c->data.shards, c->st.corpus);
     c->n_layers = c->m->ops->n_layers ? c->m->ops->n_layers(c->m) : 1;
     rc = datm_curves_init(&c->curves, c->n_layers, err);
     if (rc || !c->opts->resume) return rc;
@@ -842,6 +891,14 @@ static int setup_model(run_ctx *c, datm_error *err)
                             "not a position of this run (%lld mini-batches of %lld per epoch)",
                             path, (long long)c->st.iteration, (long long)c->st.epoch,
                             (long long)c->st.batch, (long long)c->total, (long long)c->bpe);
+    /* a streamed run resumes at (epoch, batch) of the stream of the same corpus only */
+    char have[24] = "";
+    if (c->data.stream) datm_shardset_hash_hex(&c->data.shards, have);
+    if (!rc && strcmp(have, c->st.corpus) != 0)
+        rc = datm_error_set(err, DATM_E_INVALID, "%s: written on corpus %s, but this run reads "
+                            "%s (content hash of %s)", path,
+                            c->st.corpus[0] ? c->st.corpus : "in memory", have[0] ? have : "in memory",
+                            c->data.stream ? c->data.shards.dir : "the docword files");
     if (!rc) datm_info("resume: continuing after iteration %lld of %lld (%s)",
                        (long long)c->st.iteration, (long long)c->total, path);
     return rc;
@@ -903,8 +960,8 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         if (!rc) rc = datm_run_data_load(spec, &c.data, err);
         if (!rc)
             datm_info("data: %s (%s): %lld training documents, %lld evaluation documents, V = %lld "
-                      "(%.2fs)", c.data.dir, c.data.protocol, (long long)c.data.train_X.n_rows,
-                      (long long)c.data.eval_obs.n_rows, (long long)c.data.train_X.n_cols,
+                      "(%.2fs)", c.data.dir, c.data.protocol, (long long)c.data.n_train,
+                      (long long)c.data.eval_obs.n_rows, (long long)c.data.n_vocab,
                       datm_time_now() - t0);
     }
     if (!rc) {
@@ -1041,9 +1098,9 @@ int datm_run_check(const datm_spec *spec, const datm_run_opts *opts, datm_run_ch
     c.seed = (uint64_t)spec->p.run.seed;
     int rc = datm_run_data_load(spec, &c.data, err);
     if (!rc) {
-        info->n_train = c.data.train_X.n_rows;
+        info->n_train = c.data.n_train;
         info->n_eval = c.data.eval_obs.n_rows;
-        info->n_vocab = c.data.train_X.n_cols;
+        info->n_vocab = c.data.n_vocab;
         snprintf(info->protocol, sizeof info->protocol, "%s", c.data.protocol);
         rc = datm_run_model_create(spec, &c.data, c.seed, &c.m, &c.bpe, &c.total, err);
     }

@@ -84,12 +84,102 @@ static int first_rows(const datm_csr *src, int64_t n, datm_csr *out, datm_error 
 static int load_split(const datm_run_data *d, const char *split, datm_corpus *c, int64_t V,
                       datm_error *err)
 {
-    int rc = datm_corpus_load(d->dir, split, c, err);
+    char sp[1200];
+    int rc;
+    if (d->stream && datm_shards_path(d->dir, split, sp, sizeof sp)) {
+        /* a streamed data set may keep its evaluation splits as shards too */
+        datm_shardset set;
+        memset(c, 0, sizeof *c);
+        rc = datm_shardset_open(sp, &set, err);
+        if (!rc) rc = datm_shardset_read_first(&set, 0, &c->X, err);
+        datm_shardset_close(&set);
+    } else {
+        rc = datm_corpus_load(d->dir, split, c, err);
+    }
     if (rc) return rc;
     if (c->X.n_cols != V)
         return datm_error_set(err, DATM_E_FORMAT, "%s/%s: %lld words, but train has %lld", d->dir,
                               split, (long long)c->X.n_cols, (long long)V);
     return DATM_OK;
+}
+
+static int split_exists(const datm_run_data *d, const char *split)
+{
+    char p[1200];
+    return docword_path(d->dir, split, p, sizeof p) || datm_shards_path(d->dir, split, p, sizeof p);
+}
+
+/* data.stream: the training documents stay on disk (DIR/train.shards) and are read a shard at
+ * a time by the training loop (data/stream.h); what is loaded here is the vocabulary and the
+ * evaluation documents, the same ones as in memory: under token-split the first eval_docs
+ * training documents, split with the same per-document streams. Labels are not streamed: the
+ * classification metric needs every training document's features in memory. */
+static int stream_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
+{
+    const datm_data_params *dc = &spec->p.data;
+    const datm_train_params *tc = &spec->p.train;
+    char sp[1200], path[1300];
+    d->stream = 1;
+    if (!datm_shards_path(d->dir, "train", sp, sizeof sp))
+        return datm_error_set(err, DATM_E_IO, "data.stream: %s has no train.shards (make it with "
+                              "datm corpus convert %s)", d->dir, d->dir);
+    int rc = datm_shardset_open(sp, &d->shards, err);
+    if (rc) return rc;
+    const int64_t V = d->shards.n_cols;
+    if (dc->train_docs > 0 && dc->train_docs < d->shards.n_docs)
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "data.train_docs %lld: not with data.stream "
+                              "(a streamed run trains on every document of %s)",
+                              (long long)dc->train_docs, sp);
+    snprintf(d->train.dir, sizeof d->train.dir, "%.511s", d->dir);
+    snprintf(d->train.split, sizeof d->train.split, "train");
+    snprintf(path, sizeof path, "%s/vocab.txt", d->dir);
+    if (file_exists(path)) {
+        rc = datm_lines_read(path, V, &d->train.vocab, &d->train.n_vocab, err);
+        if (rc) {
+            datm_error_prefix(err, "vocabulary must have V = %lld words (%s/index.bin): ",
+                              (long long)V, sp);
+            return rc;
+        }
+    }
+    snprintf(d->file_name[0], sizeof d->file_name[0], "train.shards/index.bin");
+    snprintf(path, sizeof path, "%s/index.bin", sp);
+    rc = datm_sha256_file(path, d->file_hash[0], err);
+    if (rc) return rc;
+    d->n_files = 1;
+    d->n_train = d->shards.n_docs;
+    d->n_vocab = V;
+
+    const int has_heldout = split_exists(d, "test_obs") && split_exists(d, "test_heldout");
+    const char *proto = dc->protocol;
+    if (!strcmp(proto, "auto")) proto = has_heldout ? "heldout-docs" : "token-split";
+    snprintf(d->protocol, sizeof d->protocol, "%s", proto);
+    if (!strcmp(proto, "heldout-docs")) {
+        if (!has_heldout)
+            return datm_error_set(err, DATM_E_INVALID, "data.protocol heldout-docs: %s has no "
+                                  "test_obs/test_heldout (use token-split)", d->dir);
+        datm_corpus obs = {0}, held = {0};
+        rc = load_split(d, "test_obs", &obs, V, err);
+        if (!rc) rc = load_split(d, "test_heldout", &held, V, err);
+        if (!rc && obs.X.n_rows != held.X.n_rows)
+            rc = datm_error_set(err, DATM_E_FORMAT, "%s: test_obs has %lld documents, "
+                                "test_heldout %lld", d->dir, (long long)obs.X.n_rows,
+                                (long long)held.X.n_rows);
+        if (!rc) rc = first_rows(&obs.X, dc->eval_docs, &d->eval_obs, err);
+        if (!rc) rc = first_rows(&held.X, dc->eval_docs, &d->eval_held, err);
+        datm_corpus_free(&obs);
+        datm_corpus_free(&held);
+    } else {
+        datm_csr first = {0}, obs = {0}, held = {0};
+        rc = datm_shardset_read_first(&d->shards, dc->eval_docs, &first, err);
+        if (!rc) rc = datm_token_split(&first, dc->obs_fraction, (uint64_t)spec->p.run.seed,
+                                       &obs, &held, err);
+        if (!rc) { d->eval_obs = obs; d->eval_held = held; }
+        else { datm_csr_free(&obs); datm_csr_free(&held); }
+        datm_csr_free(&first);
+    }
+    if (!rc) rc = first_rows(&d->eval_obs, tc->eval_docs, &d->curve_obs, err);
+    if (!rc) rc = first_rows(&d->eval_held, tc->eval_docs, &d->curve_held, err);
+    return rc;
 }
 
 int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
@@ -115,6 +205,11 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         }
         datm_error_prefix(err, "data.dataset: ");
         datm_spec_locate_error(spec, err);
+        return rc;
+    }
+    if (dc->stream) {
+        rc = stream_load(spec, d, err);
+        if (rc) datm_run_data_free(d);
         return rc;
     }
     rc = datm_corpus_load(d->dir, "train", &d->train, err);
@@ -177,6 +272,8 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     datm_csr_free(&train_all);
     if (!rc) rc = first_rows(&d->eval_obs, tc->eval_docs, &d->curve_obs, err);
     if (!rc) rc = first_rows(&d->eval_held, tc->eval_docs, &d->curve_held, err);
+    d->n_train = d->train_X.n_rows;
+    d->n_vocab = d->train_X.n_cols;
 
     /* full test documents with labels, for the classification metric */
     char lp[1200];
@@ -201,6 +298,7 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
 
 void datm_run_data_free(datm_run_data *d)
 {
+    datm_shardset_close(&d->shards);
     datm_corpus_free(&d->train);
     datm_corpus_free(&d->test);
     datm_csr_free(&d->train_X);

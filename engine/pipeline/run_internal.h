@@ -4,6 +4,7 @@
 #define DATM_RUN_INTERNAL_H
 
 #include "data/data.h"
+#include "data/shard.h"
 #include "io/h5.h"
 #include "pipeline/pipeline.h"
 
@@ -23,6 +24,9 @@ typedef struct datm_run_data {
     char      file_hash[4][80];  /* sha256 of the files read: train, test_obs, test_heldout, test */
     char      file_name[4][64];
     int       n_files;
+    int64_t   n_train, n_vocab;  /* N, V of the training documents (in memory or streamed) */
+    int       stream;            /* data.stream: train_X is empty, mini-batches come from shards */
+    datm_shardset shards;        /* DIR/train.shards when streaming */
 } datm_run_data;
 
 int  datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err);
@@ -105,6 +109,8 @@ typedef struct datm_ckpt_state {
     int64_t iteration;          /* mini-batches done */
     int64_t epoch, batch;       /* position of the next mini-batch */
     datm_train_accum acc;
+    char    corpus[24];         /* data.stream: content hash of train.shards ("" in memory);
+                                 * (epoch, batch) is then the stream position (data/stream.h) */
 } datm_ckpt_state;
 
 int datm_checkpoint_write(const char *run_dir, const datm_spec *spec, const datm_model *m,

@@ -30,7 +30,10 @@
     X(train_docs, "train_docs", INT, "0", 0, 1e12, NULL, \
       "use only the first N training documents (0 = all)") \
     X(eval_docs, "eval_docs", INT, "0", 0, 1e12, NULL, \
-      "score only the first N evaluation documents (0 = all)")
+      "score only the first N evaluation documents (0 = all)") \
+    X(stream, "stream", BOOL, "false", DATM_NOB, NULL, \
+      "read training mini-batches from DIR/train.shards (datm corpus convert) with read-ahead: " \
+      "memory two shards + parameters; evaluation documents are held in memory")
 
 #define DATM_TRAIN_PARAMS(X) \
     X(epochs, "epochs", INT, "10", 1, 1e7, NULL, \
