@@ -60,6 +60,14 @@ check 'h5dump -a /checkpoint/stream_corpus "$tmp/k/checkpoints/ckpt-000000000028
 check '[ $rc = 0 ]' "resume: $(tail -2 "$tmp/k.txt")"
 check 'same "$tmp/s5_t2" "$tmp/k"' "killed + resumed mid-stream == uninterrupted"
 
+# a corpus from datm corpus synth trains streamed (the CLI path of the generator)
+"$datm" corpus synth --out "$tmp/syn" --docs 3000 --vocab 400 --layers 16,8 --shard-docs 700 \
+    --threads 2 --quiet
+check '[ $? = 0 ] && [ -f "$tmp/syn/truth.h5" ] && [ -f "$tmp/syn/vocab.txt" ]' "corpus synth wrote shards, vocab and truth"
+run_ok "$SPEC" "$tmp/syn_run" $C data.dataset="$tmp/syn" data.stream=true model.layers=[16,8]
+p=$(h5_scalar "$tmp/syn_run/result.h5" /metrics/perplexity)
+check 'awk -v p="$p" "BEGIN {exit !(p > 1 && p < 400)}"' "streamed WHAI on the synthetic corpus: perplexity $p < V = 400"
+
 # errors
 "$datm" run "$SPEC" $C data.dataset="$brown" data.stream=true -o "$tmp/e1" --quiet > "$tmp/e1.txt" 2>&1; rc=$?
 check '[ $rc != 0 ] && grep -q "no train.shards" "$tmp/e1.txt"' "no train.shards: $(head -1 "$tmp/e1.txt")"

@@ -16,16 +16,21 @@
 #include "data/data.h"
 #include "data/shard.h"
 
+int datm_cmd_corpus_synth(int argc, char **argv);   /* cmd_corpus_synth.c */
+
 static void help_main(FILE *f)
 {
     fprintf(f, "usage: datm corpus build --input PATH --out DIR [options]\n"
                "       datm corpus convert DOCWORD_DIR [--out DIR] [--shard-docs N]\n"
+               "       datm corpus synth --out DIR --docs N [options]\n"
 
                "       datm corpus info DIR|NAME [--top N]\n\n"
                "build  turns raw text into a data set (UCI docword + vocab + labels); see\n"
                "       'datm corpus build --help'.\n"
                "convert writes each SPLIT.docword[.gz] of a data set as SPLIT.shards, the binary\n"
                "       sharded form that specs read with data.stream: true; see --help.\n"
+               "synth  draws a corpus from a gamma belief network with known topics and writes\n"
+               "       it as shards; see 'datm corpus synth --help'.\n"
 
                "info   prints sizes, token totals, classes and the most frequent words of a\n"
                "       data set; see 'datm corpus info --help'.\n");
@@ -483,7 +488,8 @@ int datm_cmd_corpus(int argc, char **argv)
     if (!strcmp(argv[1], "build")) return cmd_build(argc - 1, argv + 1);
     if (!strcmp(argv[1], "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(argv[1], "convert")) return cmd_convert(argc - 1, argv + 1);
-    fprintf(stderr, "datm corpus: unknown subcommand '%s' (build, convert, info)\n\n", argv[1]);
+    if (!strcmp(argv[1], "synth")) return datm_cmd_corpus_synth(argc - 1, argv + 1);
+    fprintf(stderr, "datm corpus: unknown subcommand '%s' (build, convert, synth, info)\n\n", argv[1]);
     help_main(stderr);
     return DATM_EXIT_USAGE;
 }
