@@ -159,6 +159,9 @@ typedef struct datm_run_info {
     const datm_csr *train;    /* the whole training set */
     const int32_t  *train_labels; /* (N) or NULL */
     char *const    *vocab;    /* (V) or NULL */
+    int             streamed; /* 1: data.stream, mini-batches read from disk and train NULL
+                               * (a model that needs random access to the training
+                               * documents says so at create) */
 } datm_run_info;
 
 typedef struct datm_batch {

@@ -27,7 +27,7 @@
     SIZE(datm_run_info) OFF(datm_run_info, n_vocab) OFF(datm_run_info, n_classes)            \
     OFF(datm_run_info, batch_size) OFF(datm_run_info, epochs) OFF(datm_run_info, total_iters) \
     OFF(datm_run_info, seed) OFF(datm_run_info, threads) OFF(datm_run_info, train)           \
-    OFF(datm_run_info, train_labels) OFF(datm_run_info, vocab)                               \
+    OFF(datm_run_info, train_labels) OFF(datm_run_info, vocab) OFF(datm_run_info, streamed)  \
     SIZE(datm_batch) OFF(datm_batch, doc_ids) OFF(datm_batch, labels)                        \
     SIZE(datm_train_ctx) OFF(datm_train_ctx, epoch) OFF(datm_train_ctx, seed)                \
     OFF(datm_train_ctx, rho)                                                                 \

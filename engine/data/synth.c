@@ -88,7 +88,7 @@ static int64_t doc_length(const datm_synth_opts *o, int64_t d)
 /* Per-thread scratch of one document. */
 typedef struct doc_work {
     double  *theta[DATM_MAX_LAYERS];   /* (K_l) */
-    double  *w;                        /* (K_1) */
+    double  *w;                        /* (max K_l) */
     int64_t *counts;                   /* (K_1) */
 } doc_work;
 
@@ -110,10 +110,12 @@ static void draw_doc(const datm_synth_opts *o, float *const phi[DATM_MAX_LAYERS]
     for (int64_t k = 0; k < o->k[L - 1]; k++) w->theta[L - 1][k] = datm_rng_log_gamma(&r, 1.0);
     for (int l = L - 2; l >= 0; l--) {
         const int64_t K = o->k[l], Kup = o->k[l + 1];
+        double *up = w->w;   /* exp(log theta(l+1)), K_{l+1} <= scratch size */
+        for (int64_t j = 0; j < Kup; j++) up[j] = exp(w->theta[l + 1][j]);
         for (int64_t k = 0; k < K; k++) {
+            const float *row = phi[l + 1] + k * Kup;
             double sh = 0;
-            for (int64_t j = 0; j < Kup; j++)
-                sh += (double)phi[l + 1][k * Kup + j] * exp(w->theta[l + 1][j]);
+            for (int64_t j = 0; j < Kup; j++) sh += (double)row[j] * up[j];
             w->theta[l][k] = sh > 0 ? datm_rng_log_gamma(&r, sh) : -INFINITY;
         }
     }
@@ -154,7 +156,9 @@ static int draw_shard(const datm_synth_opts *o, float *const phi[DATM_MAX_LAYERS
             int ok = 1;
             for (int l = 0; l < o->n_layers; l++)
                 ok &= (w.theta[l] = malloc(sizeof(double) * (size_t)o->k[l])) != NULL;
-            ok &= (w.w = malloc(sizeof(double) * (size_t)o->k[0])) != NULL;
+            int64_t kmax = 0;
+            for (int l = 0; l < o->n_layers; l++) kmax = DATM_MAX(kmax, o->k[l]);
+            ok &= (w.w = malloc(sizeof(double) * (size_t)kmax)) != NULL;
             ok &= (w.counts = malloc(sizeof(int64_t) * (size_t)o->k[0])) != NULL;
             if (!ok) {
                 #pragma omp atomic write
