@@ -78,7 +78,7 @@ static void bench_sparse(const char *label, const datm_csr *X, int64_t K, datm_r
 
 int main(int argc, char **argv)
 {
-    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
     datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     char dir[1024];
     const char *env = getenv("DATM_DATA");

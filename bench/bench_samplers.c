@@ -130,7 +130,7 @@ static double run(const bench_case *c, int64_t n, int threads, double *sum, doub
 
 int main(int argc, char **argv)
 {
-    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
     datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     double target = argc > 1 ? atof(argv[1]) : 0.3;
     for (int i = 0; i < 128; i++)

@@ -191,7 +191,7 @@ static int drift_run(const char *dir)
 
 int main(int argc, char **argv)
 {
-    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
     datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     datm_fp_mode fp_saved;   /* subnormals flushed, as in `datm run` (core/fpmode.c) */
     datm_fp_flush_begin(&fp_saved);

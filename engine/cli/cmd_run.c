@@ -200,9 +200,9 @@ static void run_help(FILE *f)
             "provenance and spec hash.\n"
             "--quiet: only warnings and errors on the terminal; run.log still gets every\n"
             "message and a progress line each minute (follow it with tail -f).\n"
-            "On a machine shared with other busy processes, OpenMP's default spin-waiting can\n"
-            "make N > 1 slower than N = 1; set OMP_WAIT_POLICY=passive (or a small\n"
-            "GOMP_SPINCOUNT) in the environment then.\n");
+            "OpenMP threads sleep at barriers (OMP_WAIT_POLICY=passive, set at start-up unless\n"
+            "OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): spin-waiting made N > 1 several times\n"
+            "slower on a machine shared with other busy processes.\n");
 }
 
 int datm_cmd_run(int argc, char **argv)

@@ -61,7 +61,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    datm_blas_select_core(argv);   /* OpenBLAS's kernels for this CPU (may restart) */
+    datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
     datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
     datm_fp_mode fp_saved;   /* subnormals flushed for every command (core/fpmode.c) */
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) {
         printf("datm %s (%s)\n", datm_version_string(), datm_git_commit());
         printf("BLAS: %s\n", openblas_get_config());   /* the kernel family is its last word but one */
+        printf("OpenMP wait policy: %s\n", datm_omp_wait_policy());
         return DATM_EXIT_OK;
     }
     for (const datm_cli_command *c = commands; c->name; c++)

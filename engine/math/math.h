@@ -63,11 +63,15 @@ void datm_dgemm(int trans_a, int trans_b, int64_t M, int64_t N, int64_t K, doubl
                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                 double *C, int64_t ldc);
 
-/* Call first thing in main(): when OpenBLAS did not recognise this CPU and fell back to its
- * Prescott kernels although the CPU has AVX2 / AVX-512, sets OPENBLAS_CORETYPE to the
- * matching family and restarts the program with argv (engine/math/blas_core.c; a no-op when
- * OPENBLAS_CORETYPE is set or DATM_BLAS_KEEP_CORE=1). Returns only when nothing was done. */
-void datm_blas_select_core(char **argv);
+/* Call first thing in main(): chooses the settings the BLAS and OpenMP libraries read only from
+ * the environment at load (engine/math/runtime_env.c) and restarts the program with argv when it
+ * set one: OPENBLAS_CORETYPE when OpenBLAS fell back to its Prescott kernels on a CPU with
+ * AVX2 / AVX-512 (not when set, or DATM_BLAS_KEEP_CORE=1), OMP_WAIT_POLICY=passive (not when
+ * OMP_WAIT_POLICY or GOMP_SPINCOUNT is set). Returns only when nothing was done. */
+void datm_runtime_env(char **argv);
+
+/* The OpenMP wait policy in force, for the record: OMP_WAIT_POLICY's value, or what rules. */
+const char *datm_omp_wait_policy(void);
 
 /* sum_k (double)a[k] b[k], k < n, as 8 partial sums (k mod 8) combined in a fixed order: the
  * same value on every machine and thread count; vectorised (engine/math/dot.c). */
