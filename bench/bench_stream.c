@@ -70,7 +70,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_stream SHARD_DIR stream|memory [layers] [B] [max batches]\n");
         return 2;
     }
-    datm_blas_select_core(argv);
+    datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
     datm_mem_keep_freed();
     datm_fp_mode fp_saved;
     datm_fp_flush_begin(&fp_saved);
