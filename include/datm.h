@@ -92,6 +92,10 @@ void datm_docs_free(datm_docs *d);                     /* NULL is fine */
 int  datm_infer(datm_trained *m, const datm_docs *d, int samples, uint64_t seed, int threads,
                 float *const *theta, datm_error *err);
 
+/* Creates the model and loads its trained state now (datm_infer does so at its first call):
+ * to see a load error early or to time inference apart from loading. */
+int  datm_load(datm_trained *m, datm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

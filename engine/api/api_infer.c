@@ -83,19 +83,19 @@ void datm_docs_free(datm_docs *d)
     free(d);
 }
 
-/* Creates the model of m's spec and loads its trained state (once). */
-static int load_model(datm_trained *m, datm_error *err)
+int datm_load(datm_trained *m, datm_error *err)
 {
     if (m->model) return DATM_OK;
     const datm_spec *s = &m->spec;
     if (!s->ops->infer)
         return datm_error_set(err, DATM_E_UNSUPPORTED, "model %s has no inference", s->variant);
-    const datm_config *tc = datm_spec_section(s, DATM_SEC_TRAIN);
-    const datm_config *rc_ = datm_spec_section(s, DATM_SEC_RUN);
+    datm_train_params tp;
+    datm_run_params rp;
+    datm_train_params_get(datm_spec_section(s, DATM_SEC_TRAIN), &tp);
+    datm_run_params_get(datm_spec_section(s, DATM_SEC_RUN), &rp);
     datm_run_info info = {
-        .n_train = 1, .n_vocab = m->k[0], .batch_size = datm_config_int(tc, "batch_size"),
-        .epochs = 1, .total_iters = 1, .seed = (uint64_t)datm_config_int(rc_, "seed"),
-        .threads = 0, .train = NULL};
+        .n_train = 1, .n_vocab = m->k[0], .batch_size = tp.batch_size, .epochs = 1,
+        .total_iters = 1, .seed = (uint64_t)rp.seed, .threads = 0, .train = NULL};
     datm_h5 *f = NULL, *g = NULL;
     int rc = s->ops->create(datm_spec_section(s, DATM_SEC_MODEL), &info, &m->model, err);
     if (!rc) rc = datm_h5_open(m->result, 0, &f, err);
@@ -121,7 +121,7 @@ int datm_infer(datm_trained *m, const datm_docs *d, int samples, uint64_t seed, 
         return datm_error_set(err, DATM_E_INVALID, "documents over %lld words, but the model "
                               "of %s has a vocabulary of %lld", (long long)d->x.n_cols, m->dir,
                               (long long)m->k[0]);
-    int rc = load_model(m, err);
+    int rc = datm_load(m, err);
     if (rc) return rc;
     datm_csr x = d->x;   /* a view: fewer words only means the last ones never occur */
     x.n_cols = m->k[0];

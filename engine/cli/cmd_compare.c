@@ -1,6 +1,12 @@
 /* engine/cli/cmd_compare.c: `datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]`
  * (ECOSYSTEM.md row 15): the spec parameters that differ between runs and every final
- * metric, with deltas against the first run; --plot draws all runs' curves in one figure. */
+ * metric, with deltas against the first run; --plot draws all runs' curves in one figure.
+ *
+ * Not built on the public API (include/datm.h), by design: it compares run records, not
+ * trained models. Its inputs are what a run writes whether or not it finished or has a model
+ * (status, resolved spec, /metrics, /curves; a RUNNING run's result.h5.part, a result without
+ * /model or spec.resolved.yaml), read through the result readers (io/results.h), which
+ * datm_open, a handle on a trained model, rightly refuses. */
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,15 @@
  * unless --all; per layer the coherence over live topics, the unused count and diversity; and
  * the strongest links between layers as an indented tree. Reads /topics of the result; with
  * --recompute (or a result without /topics) computes them from /model/phi_<l>, against the
- * run's training documents or --reference. */
+ * run's training documents or --reference.
+ *
+ * Not built on the public API (include/datm.h), by design: what this command prints is the
+ * run's evaluation, not its model. The diagnostics come whole from the evaluation module
+ * (eval/topic_diag.h: the topic set read from /topics or recomputed with a coherence
+ * reference corpus, re-flagged with --unused-share) and the vocabulary from the result
+ * readers (io/results.h); this file only parses arguments and formats. It also reads a bare
+ * result file or one without a run directory, which datm_open refuses. The API gives a
+ * program the topics themselves (datm_top_words, datm_topic_words) without this machinery. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
