@@ -61,15 +61,16 @@ static DATM_PARAMS_GETTER(wai_params, WAI_PARAMS)
 
 __attribute__((constructor)) static void wai_schema_init(void)
 {
-    static const char unused[] = "unused by wai (topics are learnt by Adam, not TLASGR)";
     static const char inert[] =
         "not used by wai (topics are learnt by Adam, not TLASGR): any value but the default is "
         "an error";
     static const variant_schema_edit edits[] = {
-        {"eta", NULL, unused},      {"eps0", NULL, inert},      {"tau0", NULL, inert},
+        {"eta", NULL, inert},       {"eps0", NULL, inert},      {"tau0", NULL, inert},
         {"kappa0", NULL, inert},    {"epsm0", NULL, inert},     {"taum0", NULL, inert},
         {"kappam0", NULL, inert},   {"m_floor", NULL, inert},   {"count_mode", NULL, inert},
-        {"phi_floor", NULL, unused},
+        {"phi_floor", NULL,
+         "floor of a phi_init warm start's entries before beta = ln Phi; without phi_init any "
+         "value but the default is an error"},
         {"phi_init_lo", NULL,
          "initial Phi as WHAI's: entries lo + (1 - lo) U(0,1), columns normalised; beta = ln Phi"},
         {"eval_globals", NULL,
@@ -362,8 +363,9 @@ const datm_model_ops datm_model_wai = {
     .destroy = wai_destroy,
 };
 
-/* WHAI's TLASGR keys stay in wai's table (resolved specs keep their hashes) but do nothing
- * here: any value but the default is an error naming the key. */
+/* WHAI's TLASGR keys (the schedule, count_mode, Dirichlet eta) stay in wai's table (resolved
+ * specs keep their hashes) but do nothing here: any value but the default is an error naming
+ * the key; phi_floor acts only on a phi_init warm start. */
 static int wai_check_inert(const datm_config *cfg, datm_error *err)
 {
     whai_params wp;
@@ -379,6 +381,15 @@ static int wai_check_inert(const datm_config *cfg, datm_error *err)
                                   "topics are learnt by Adam, not TLASGR); remove the key",
                                   r->key, inert[i].value);
     }
+    if (wp.eta.n != 0)
+        return datm_error_set(err, DATM_E_INVALID, "model.eta: %d value(s): not used by wai (its "
+                              "topics are learnt by Adam, not TLASGR); remove the key", wp.eta.n);
+    /* phi_floor clamps a warm start's Phi (whai_phi_init) before wai takes beta = ln Phi */
+    const datm_param_schema *pf = &datm_whai_schema[WHAI_ROW_phi_floor];
+    if ((!wp.phi_init || !*wp.phi_init) && wp.phi_floor != strtod(pf->def, NULL))
+        return datm_error_set(err, DATM_E_INVALID, "model.%s: %g: not used by wai without "
+                              "phi_init (it only floors a warm start's Phi); remove the key",
+                              pf->key, wp.phi_floor);
     const datm_param_schema *cm = &datm_whai_schema[WHAI_ROW_count_mode];
     if (strcmp(wp.count_mode, cm->def) != 0)
         return datm_error_set(err, DATM_E_INVALID, "model.%s: %s: not used by wai (its topics "

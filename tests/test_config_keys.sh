@@ -7,8 +7,9 @@
 # - a misspelt key is an error with a did-you-mean, in the engine's sections and in a
 #   variant's table;
 # - keys kept in a table only so that resolved specs keep their hashes, though nothing reads
-#   them (output.top_words; ghai's u_lo/u_hi; wai's TLASGR schedule and count_mode), are
-#   errors at any value but their default.
+#   them (output.top_words; ghai's u_lo/u_hi; wai's TLASGR schedule, count_mode and eta), are
+#   errors at any value but their default; so is wai's phi_floor without phi_init (it only
+#   floors a warm start's Phi).
 # Runs on the Brown corpus laid out for held-out documents (tests/brown_heldout.sh).
 . "$(dirname "$0")/testlib.sh"
 datm_test_init config_keys brown
@@ -41,7 +42,8 @@ out=$("$datm" check "$spec" output.top_words=20 2>&1); rc=$?
 check '[ $rc -ne 0 ] && echo "$out" | grep -q "output.top_words: 20: not used"' "output.top_words 20 is an error"
 check '"$datm" check "$spec" output.top_words=10 > /dev/null 2>&1' "output.top_words at its default is accepted"
 whai=$SRC/experiments/brown/whai.yaml
-for kv in ghai:model.u_lo=0.2 ghai:model.u_hi=0.8 wai:model.eps0=2 wai:model.count_mode=expected; do
+for kv in ghai:model.u_lo=0.2 ghai:model.u_hi=0.8 wai:model.eps0=2 wai:model.count_mode=expected \
+          wai:model.eta=[0.1] wai:model.phi_floor=1e-6; do
     v=${kv%%:*} ov=${kv#*:}
     # shellcheck disable=SC2086
     out=$("$datm" run "$whai" model.variant=$v model.aug_gibbs_burn=0 model.aug_gibbs_collect=0           model.lambda_is_mean=false "$ov" $small -o "$tmp/$v-${ov#model.}" --quiet 2>&1); rc=$?
