@@ -55,7 +55,7 @@ int datm_cmd_check(int argc, char **argv)
     printf("# spec_hash: %s\n", spec.hash);
     if (!spec_only) {
         datm_run_opts o = {0};
-        o.run_dir = datm_config_str(datm_spec_section(&spec, DATM_SEC_OUTPUT), "dir");
+        o.run_dir = spec.p.output.dir;
         o.overwrite = a.overwrite;
         datm_run_check_info info;
         datm_error err = {0};

@@ -140,7 +140,7 @@ int datm_cli_execute_ex(const datm_spec *spec, int resume, int quiet, int overwr
 {
     datm_run_opts o;
     memset(&o, 0, sizeof o);
-    o.run_dir = datm_config_str(datm_spec_section(spec, DATM_SEC_OUTPUT), "dir");
+    o.run_dir = spec->p.output.dir;
     o.quiet = quiet;
     o.resume = resume;
     o.overwrite = overwrite;
