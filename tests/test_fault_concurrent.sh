@@ -9,7 +9,7 @@ fault_init fault_conc
 
 same() { h5dump -m %.17g -d /metrics/perplexity -d /curves/loss -d /model/phi_1 "$1" 2>/dev/null | grep -v '^HDF5'; }
 slow="$tmp/slow.yaml"
-sed 's/epochs: 3/epochs: 8/' "$spec_w" > "$slow"
+sed 's/epochs: 3/epochs: 40/' "$spec_w" > "$slow"
 $datm run "$slow" -o "$tmp/ref" --quiet 2> /dev/null || { echo "FAIL: reference run"; exit 1; }
 same "$tmp/ref/result.h5" > "$tmp/ref.dump"
 

@@ -29,6 +29,7 @@ for v in wai iwhai ghai layerwise; do
     extra=""
     [ $v = layerwise ] && extra="model.layers=[32,32]"
     [ $v = ghai ] && extra="model.lambda_is_mean=false"   # the spec's mean parameterisation is Weibull only
+    [ $v = wai ] && extra="model.eta=[]"   # wai learns its topics by Adam: no Dirichlet eta acts, the key stays at its default
     $DATM run "$SPEC" model.variant=$v $SMALL $extra -o "$T/$v" --quiet
     check '[ -f "$T/$v/result.h5" ]' "$v: run completed"
     p=$(h5_scalar "$T/$v/result.h5" /metrics/perplexity)
@@ -57,6 +58,7 @@ dumpcmp() { h5dump -m %.17g -d /metrics/perplexity -d /metrics/perplexity_observ
                    $2 "$1" | grep -v '^HDF5'; }
 for v in wai layerwise; do
     extra="" more=""
+    [ $v = wai ] && extra="model.eta=[]"
     if [ $v = layerwise ]; then
         extra="model.layers=[32,32,32] model.prune_u=0.3"
         more="-d /model/inferred_layers -d /model/phi_3"
