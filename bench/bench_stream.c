@@ -25,43 +25,12 @@
 #include "pipeline/config.h"
 #include "pipeline/model.h"
 #include "../models/whai.h"
+#include "bench_machine.h"
 
 static void die(const char *what, const datm_error *err)
 {
     fprintf(stderr, "bench_stream: %s: %s\n", what, err ? err->msg : "");
     exit(1);
-}
-
-static double load1(void)
-{
-    double l[1] = {-1};
-    return getloadavg(l, 1) == 1 ? l[0] : -1;
-}
-
-static double peak_rss_mb(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_maxrss / 1024.0;   /* ru_maxrss is in KiB on Linux */
-}
-
-static void print_machine(void)
-{
-    char model[256] = "unknown", line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        char *c = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && c) {
-            snprintf(model, sizeof model, "%s", c + 2);
-            model[strcspn(model, "\n")] = 0;
-            break;
-        }
-    }
-    if (f) fclose(f);
-    const char *wp = getenv("OMP_WAIT_POLICY");
-    printf("machine: %s, %ld cores online, load average %.2f at start; %d OpenMP threads, "
-           "OMP_WAIT_POLICY %s\n", model, sysconf(_SC_NPROCESSORS_ONLN), load1(),
-           omp_get_max_threads(), wp ? wp : "(unset)");
 }
 
 int main(int argc, char **argv)
@@ -88,7 +57,7 @@ int main(int argc, char **argv)
            "shards, V %lld; WHAI [%s], B %lld, one epoch %s\n", argv[1], (long long)N,
            set.tokens / (double)N, (double)set.nnz / (double)N, set.n_shards,
            (long long)set.n_cols, layers, (long long)B, stream ? "streamed from disk" : "in memory");
-    print_machine();
+    bench_print_machine();
 
     double t_load = datm_time_now();
     datm_csr X = {0};
@@ -149,7 +118,7 @@ int main(int argc, char **argv)
            stream ? "copying rows, waiting for shards" : "selecting rows", t_train,
            stream ? "" : "");
     if (!stream) printf("corpus read into memory in %.1f s (not in the epoch time)\n", t_load);
-    printf("peak RSS %.0f MB; load average %.2f at end\n", peak_rss_mb(), load1());
+    printf("peak RSS %.0f MB; load average %.2f at end\n", bench_peak_rss_mb(), bench_load1());
     if (stream) datm_stream_close(&st);
     else datm_batch_iter_free(&it);
     m->ops->destroy(m);

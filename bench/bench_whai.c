@@ -38,6 +38,7 @@
 #include "pipeline/config.h"
 #include "pipeline/model.h"
 #include "../models/whai.h"
+#include "bench_machine.h"
 
 /* Wall time, or process CPU time under BENCH_CLOCK=cpu. */
 static int use_cpu_clock;
@@ -95,31 +96,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The machine the figures come from: CPU model, online cores, the 1-minute load average at
- * the start (on a shared machine a load above the core count means the OpenMP threads are
- * descheduled and the 2-thread figures drop), and the OpenMP wait policy: with the default
- * spin-waiting a descheduled thread stalls its siblings at every barrier. */
-static void print_machine(void)
-{
-    char model[256] = "unknown", line[512];
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        char *c = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && c) {
-            snprintf(model, sizeof model, "%s", c + 2);
-            model[strcspn(model, "\n")] = 0;
-            break;
-        }
-    }
-    if (f) fclose(f);
-    double load[1] = {-1};
-    if (getloadavg(load, 1) != 1) load[0] = -1;
-    const char *wp = getenv("OMP_WAIT_POLICY"), *sc = getenv("GOMP_SPINCOUNT");
-    printf("machine: %s, %ld cores online, load average %.2f at start; OMP_WAIT_POLICY %s, "
-           "GOMP_SPINCOUNT %s\n", model, sysconf(_SC_NPROCESSORS_ONLN), load[0],
-           wp ? wp : "(unset: spin, then sleep)", sc ? sc : "(unset)");
-}
-
 static void die(const char *what, const datm_error *err)
 {
     fprintf(stderr, "bench_whai: %s: %s\n", what, err ? err->msg : "");
@@ -168,7 +144,7 @@ int main(int argc, char **argv)
     printf("bench_whai: 20news_2000 train %lld docs (nnz/doc %.1f), V %lld, layers %s, B %lld, "
            "hidden = K; OpenBLAS %s\n", (long long)N, (double)X->nnz / (double)N,
            (long long)X->n_cols, lay, (long long)B, openblas_get_config());
-    print_machine();
+    bench_print_machine();
 
     /* BENCH_THREADS=n: only that thread count (for profiling) */
     const int only = getenv("BENCH_THREADS") ? atoi(getenv("BENCH_THREADS")) : 0;
