@@ -103,6 +103,27 @@ static int load_split(const datm_run_data *d, const char *split, datm_corpus *c,
     return DATM_OK;
 }
 
+/* The data set's own test documents split into observed and held-out parts (protocol
+ * heldout-docs): their first n_eval documents are the evaluation documents, and the digests of
+ * both docword files join the run's provenance. Streamed and in-memory runs share it. */
+static int load_heldout_docs(datm_run_data *d, int64_t V, int64_t n_eval, datm_error *err)
+{
+    datm_corpus obs = {0}, held = {0};
+    int rc = load_split(d, "test_obs", &obs, V, err);
+    if (!rc) rc = load_split(d, "test_heldout", &held, V, err);
+    if (!rc && obs.X.n_rows != held.X.n_rows)
+        rc = datm_error_set(err, DATM_E_FORMAT, "%s: test_obs has %lld documents, "
+                            "test_heldout %lld", d->dir, (long long)obs.X.n_rows,
+                            (long long)held.X.n_rows);
+    if (!rc) rc = first_rows(&obs.X, n_eval, &d->eval_obs, err);
+    if (!rc) rc = first_rows(&held.X, n_eval, &d->eval_held, err);
+    if (!rc) rc = hash_split(d, "test_obs", err);
+    if (!rc) rc = hash_split(d, "test_heldout", err);
+    datm_corpus_free(&obs);
+    datm_corpus_free(&held);
+    return rc;
+}
+
 static int split_exists(const datm_run_data *d, const char *split)
 {
     char p[1200];
@@ -157,17 +178,7 @@ static int stream_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         if (!has_heldout)
             return datm_error_set(err, DATM_E_INVALID, "data.protocol heldout-docs: %s has no "
                                   "test_obs/test_heldout (use token-split)", d->dir);
-        datm_corpus obs = {0}, held = {0};
-        rc = load_split(d, "test_obs", &obs, V, err);
-        if (!rc) rc = load_split(d, "test_heldout", &held, V, err);
-        if (!rc && obs.X.n_rows != held.X.n_rows)
-            rc = datm_error_set(err, DATM_E_FORMAT, "%s: test_obs has %lld documents, "
-                                "test_heldout %lld", d->dir, (long long)obs.X.n_rows,
-                                (long long)held.X.n_rows);
-        if (!rc) rc = first_rows(&obs.X, dc->eval_docs, &d->eval_obs, err);
-        if (!rc) rc = first_rows(&held.X, dc->eval_docs, &d->eval_held, err);
-        datm_corpus_free(&obs);
-        datm_corpus_free(&held);
+        rc = load_heldout_docs(d, V, dc->eval_docs, err);
     } else {
         datm_csr first = {0}, obs = {0}, held = {0};
         rc = datm_shardset_read_first(&d->shards, dc->eval_docs, &first, err);
@@ -242,19 +253,7 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
     rc = hash_split(d, "train", err);
 
     if (!rc && !strcmp(proto, "heldout-docs")) {
-        datm_corpus obs = {0}, held = {0};
-        rc = load_split(d, "test_obs", &obs, V, err);
-        if (!rc) rc = load_split(d, "test_heldout", &held, V, err);
-        if (!rc && obs.X.n_rows != held.X.n_rows)
-            rc = datm_error_set(err, DATM_E_FORMAT, "%s: test_obs has %lld documents, "
-                                "test_heldout %lld", d->dir, (long long)obs.X.n_rows,
-                                (long long)held.X.n_rows);
-        if (!rc) rc = first_rows(&obs.X, n_eval, &d->eval_obs, err);
-        if (!rc) rc = first_rows(&held.X, n_eval, &d->eval_held, err);
-        if (!rc) rc = hash_split(d, "test_obs", err);
-        if (!rc) rc = hash_split(d, "test_heldout", err);
-        datm_corpus_free(&obs);
-        datm_corpus_free(&held);
+        rc = load_heldout_docs(d, V, n_eval, err);
         if (!rc) { d->train_X = train_all; memset(&train_all, 0, sizeof train_all); }
     } else if (!rc) {
         /* token-split of the training documents (docs/reference.md 4.5): the split's seed is
