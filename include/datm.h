@@ -21,19 +21,13 @@
 
 #include <stdint.h>
 
+#include "datm_base.h"   /* datm_error, status codes */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define DATM_API_VERSION 1   /* raised when a declaration below changes incompatibly */
-
-#ifndef DATM_ERROR_DEFINED
-#define DATM_ERROR_DEFINED
-typedef struct datm_error {
-    int  code;          /* 0: no error */
-    char msg[1024];     /* what failed, naming the file, line or field where there is one */
-} datm_error;
-#endif
 
 typedef struct datm_trained datm_trained;   /* a trained model, opened from a run */
 typedef struct datm_docs  datm_docs;    /* documents as word counts over a vocabulary */

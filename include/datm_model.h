@@ -32,43 +32,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "datm_base.h"   /* status codes, datm_error, datm_error_set, datm_log, DATM_MAX_LAYERS */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define DATM_MODEL_API_VERSION 1
-#define DATM_MAX_LAYERS 8
-
-/* ---- errors and logging ---- */
-enum {
-    DATM_OK = 0,
-    DATM_E_IO,          /* file missing / unreadable / unwritable */
-    DATM_E_FORMAT,      /* malformed input file */
-    DATM_E_INVALID,     /* bad argument or config value */
-    DATM_E_NOMEM,       /* allocation failed */
-    DATM_E_NUMERIC,     /* NaN / Inf / divergence detected */
-    DATM_E_INTERRUPTED, /* stop requested */
-    DATM_E_UNSUPPORTED  /* feature not available for this model / data */
-};
-
-#ifndef DATM_ERROR_DEFINED
-#define DATM_ERROR_DEFINED
-typedef struct datm_error {
-    int  code;          /* 0: no error */
-    char msg[1024];     /* what failed, naming the file, line or field where there is one */
-} datm_error;
-#endif
-
-/* Sets err (if non-NULL) and returns code: `return datm_error_set(err, DATM_E_INVALID, ...)`. */
-int  datm_error_set(datm_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Prepends context to an existing message; returns err->code. */
-int  datm_error_prefix(datm_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-typedef enum { DATM_LOG_DEBUG = 0, DATM_LOG_INFO, DATM_LOG_WARN, DATM_LOG_ERROR } datm_log_level;
-/* datm's log (silenced by --quiet). */
-void datm_log(datm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the model: section: a schema (one row per key) and its validated values ---- */
 typedef enum {

@@ -8,22 +8,14 @@
 #ifndef DATM_MODELS_VARIANT_SCHEMA_H
 #define DATM_MODELS_VARIANT_SCHEMA_H
 
+#include "datm_model.h"
 #include "pipeline/config.h"
 
-#define VARIANT_SCHEMA_CAP 96
-
-/* A change to one base entry: def and/or doc (NULL: keep the base's). */
-typedef struct variant_schema_edit {
-    const char *key;
-    const char *def;
-    const char *doc;
-} variant_schema_edit;
-
-/* dst (cap entries) = base with the edits applied, then the extra entries, then the NULL
- * terminator. Aborts (DATM_ASSERT) when it does not fit or an edited key is not in base:
- * both are programmer errors found at start-up. */
-void variant_schema_build(datm_param_schema *dst, int cap, const datm_param_schema *base,
-                          const variant_schema_edit *edits, int n_edits,
-                          const datm_param_schema *extra);
+/* VARIANT_SCHEMA_CAP, variant_schema_edit (a change to one base entry: def and/or doc, NULL
+ * keeps the base's) and variant_schema_build() (dst (cap entries) = base with the edits
+ * applied, then the extra entries, then the NULL terminator) are part of the plugin ABI:
+ * include/datm_model.h declares them. variant_schema_build aborts (DATM_ASSERT) when the
+ * table does not fit or an edited key is not in base: both are programmer errors found at
+ * start-up. */
 
 #endif

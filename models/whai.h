@@ -5,6 +5,7 @@
 #ifndef DATM_MODELS_WHAI_H
 #define DATM_MODELS_WHAI_H
 
+#include "datm_model.h"
 #include "decoder/decoder.h"
 #include "encoder/encoder.h"
 #include "pipeline/model.h"
@@ -139,18 +140,30 @@ void whai_params_get(const datm_config *c, whai_params *p);
 /* Row indices: datm_whai_schema[WHAI_ROW_lr], and the same row of a variant's schema. */
 #define WHAI_ROW_(field, ...) WHAI_ROW_##field,
 enum { WHAI_PARAMS(WHAI_ROW_) WHAI_ROW_COUNT_ };
-extern const datm_param_schema datm_whai_schema[];
-/* WHAI's own table (layerwise's per-stage network is a plain WHAI model). */
-extern const datm_model_ops datm_model_whai;
+/* datm_whai_schema and WHAI's own table datm_model_whai (layerwise's per-stage network is a
+ * plain WHAI model) are declared by include/datm_model.h. */
 
-/* Optional extra loss on theta for supervised variants (sdatm): called in step 1 of each
- * TRAINING iteration (not the evaluation chain) between the encoder's forward and backward.
- * It reads ws->theta[l] (B, K_l), sets *dtheta to its d(extra loss)/d theta(l) arrays
- * (1-based, (B, K_l); NULL: no gradient this time) and *loss to the extra loss per document,
- * which whai adds to the reported loss. The variant gives it in whai_variant.hooks. */
-typedef int (*whai_extra_fn)(void *user, const datm_batch *b, const datm_train_ctx *ctx,
-                             const datm_encoder_ws *ws, const float *const **dtheta,
-                             double *loss, datm_error *err);
+/* What a variant changes in WHAI is part of the plugin ABI, defined by include/datm_model.h:
+ * - whai_variant (zero-initialised = plain WHAI from the spec): its ops table; no_downward
+ *   (force opts.downward = 0, IWHAI); family (non-NULL replaces the Weibull family);
+ *   own_iteration (1: trains without whai_train_batch (wai), so WHAI's augmentation options
+ *   are refused); own_eval (1: the variant evaluates its own way (wai): WHAI's evaluation
+ *   chain stays off); hooks;
+ * - whai_hooks: functions that change WHAI's iteration, given at creation and fixed for the
+ *   model's life; a NULL function keeps WHAI's own behaviour:
+ *   extra (whai_extra_fn): an extra loss on theta for supervised variants (sdatm), called in
+ *     step 1 of each TRAINING iteration (not the evaluation chain) between the encoder's
+ *     forward and backward. It reads ws->theta[l] (B, K_l), sets *dtheta to its
+ *     d(extra loss)/d theta(l) arrays (1-based, (B, K_l); NULL: no gradient this time) and
+ *     *loss to the extra loss per document, which whai adds to the reported loss;
+ *   pre_tlasgr (whai_pre_tlasgr_fn): step 3 of an iteration (layerwise: a new top layer's
+ *     M_k and M_r from the first mini-batch), called for every chain (training and
+ *     evaluation copies) after the upward augmentation has filled c->stats and before the
+ *     TLASGR step, with rho = N / B.
+ * It also declares whai_create_variant, the contract functions whai_train_batch ...
+ * whai_destroy, WHAI_COMMON_OPS (the ops every variant that is WHAI with a different encoder
+ * or schema shares: { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ...,
+ * .create = ... }) and the setters whai_set_n_train, whai_set_lr, whai_set_iteration. */
 
 /* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t;
  * with learn_r also r and M_r). */
@@ -161,20 +174,6 @@ typedef struct whai_chain {
     datm_gbn       *gbn;
     datm_gbn_stats *stats;
 } whai_chain;
-
-/* Optional hook of step 3 of an iteration (layerwise: a new top layer's M_k and M_r from the
- * first mini-batch): called for every chain (training and evaluation copies) after the
- * upward augmentation has filled c->stats and before the TLASGR step, with rho = N / B. */
-typedef int (*whai_pre_tlasgr_fn)(void *user, whai_chain *c, double rho, datm_error *err);
-
-/* What a variant changes in WHAI's iteration; a NULL function keeps WHAI's own behaviour.
- * Given at creation (whai_variant.hooks) and fixed for the model's life. */
-typedef struct whai_hooks {
-    whai_extra_fn      extra;             /* an extra loss term on theta (sdatm's label term) */
-    void              *extra_user;
-    whai_pre_tlasgr_fn pre_tlasgr;        /* before each TLASGR step (layerwise's new top) */
-    void              *pre_tlasgr_user;
-} whai_hooks;
 
 typedef struct whai_model {
     datm_model       base;
@@ -212,18 +211,6 @@ typedef struct whai_model {
     float           *r_f;                          /* (K_L) float copy of r, learn_r only */
 } whai_model;
 
-/* What a variant changes; zero-initialised = plain WHAI from the spec. */
-typedef struct whai_variant {
-    const datm_model_ops        *ops;       /* the variant's table (goes into base.ops) */
-    int                          no_downward;   /* 1: force opts.downward = 0 (IWHAI) */
-    const datm_posterior_family *family;    /* non-NULL: replaces the Weibull family */
-    int                          own_iteration; /* 1: trains without whai_train_batch (wai),
-                                                   so WHAI's augmentation options are refused */
-    int                          own_eval;  /* 1: the variant evaluates its own way (wai):
-                                               WHAI's evaluation chain stays off */
-    whai_hooks                   hooks;     /* extra loss on theta, pre-TLASGR step */
-} whai_variant;
-
 /* The state a variant built on WHAI may change after creation, each through one function
  * (a variant reads whai_model's fields but never writes them):
  * - whai_set_n_train: N, the training documents that TLASGR's rho = N / B and the KL terms
@@ -235,45 +222,18 @@ typedef struct whai_variant {
  *   (layerwise's next stage continues the previous one's);
  * - whai_replace_encoder: a new encoder of the same layout (takes ownership of e; the chain's
  *   weights and gradients become e's, Adam's step count is adam_t; layerwise's remapped
- *   encoder after pruning). */
-void whai_set_n_train(whai_model *w, int64_t N);
-void whai_set_lr(whai_model *w, double lr);
+ *   encoder after pruning).
+ * (whai_set_n_train, whai_set_lr and whai_set_iteration are declared by include/datm_model.h.) */
 void whai_set_encoder_params(whai_model *w, const float *params);
-void whai_set_iteration(whai_model *w, int64_t iteration);
 int  whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_error *err);
 
-int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,
-                         const whai_variant *v, datm_model **out, datm_error *err);
 /* KL weights klw[0..L] of training iteration it (1-based; klw[0] = 0): kl_weight_start until
  * epoch kl_ramp_epochs[0], linear to kl_weight at kl_ramp_epochs[1], times the warm-up ramp
  * from 0 over kl_warmup_epochs. Every WHAI-based variant should use this schedule. */
 void whai_kl_weights(const whai_model *m, int64_t it, double *klw);
 
-/* One iteration of Algorithm 1 (and the training statistics) on the mini-batch b; with
- * learn_r also the r step. Variants built on WHAI (sdatm, layerwise) call it for training. */
-int  whai_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
-                      datm_train_stats *st, datm_error *err);
-int  whai_eval_begin(datm_model *m, const datm_csr *obs, uint64_t seed, void **state,
-                     datm_error *err);
-int  whai_eval_step(datm_model *m, void *state, int64_t draw, struct datm_rate_accum *acc,
-                    datm_error *err);
-void whai_eval_end(datm_model *m, void *state);
-int  whai_infer(const datm_model *m, const datm_csr *docs, uint64_t seed, int nsamples,
-                datm_theta *out, datm_error *err);
-int  whai_get_phi(const datm_model *m, int layer, const float **phi, int64_t *rows,
-                  int64_t *cols);
-int  whai_n_layers(const datm_model *m);
-int  whai_save(const datm_model *m, struct datm_h5 *g, datm_error *err);
-int  whai_load(datm_model *m, struct datm_h5 *g, datm_error *err);
-
-/* The ops every variant that is WHAI with a different encoder or schema shares; a variant's
- * ops are { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ..., .create = ... }. */
-#define WHAI_COMMON_OPS                                                                     \
-    .api_version = DATM_MODEL_API_VERSION, .train_batch = whai_train_batch,                 \
-    .eval_begin = whai_eval_begin, .eval_step = whai_eval_step, .eval_end = whai_eval_end,  \
-    .infer = whai_infer, .predict = NULL, .get_phi = whai_get_phi,                          \
-    .n_layers = whai_n_layers, .save = whai_save, .load = whai_load,                        \
-    .destroy = whai_destroy
-void whai_destroy(datm_model *m);
+/* whai_train_batch is one iteration of Algorithm 1 (and the training statistics) on the
+ * mini-batch b; with learn_r also the r step. Variants built on WHAI (sdatm, layerwise) call
+ * it for training. */
 
 #endif

@@ -27,13 +27,13 @@ trap 'rm -rf "$tmp"' EXIT
 cmake --install "$BUILD" --prefix "$tmp/prefix" > "$tmp/install.log" 2>&1
 check "[ $? = 0 ]" "cmake --install into a scratch prefix"
 lib=$(ls -d "$tmp"/prefix/lib*/ | head -1)
-for f in bin/datm include/datm.h include/datm_model.h; do check "[ -f '$tmp/prefix/$f' ]" "installed $f"; done
+for f in bin/datm include/datm.h include/datm_model.h include/datm_base.h; do check "[ -f '$tmp/prefix/$f' ]" "installed $f"; done
 for f in libdatm.so libdatm.a pkgconfig/datm.pc; do check "[ -e '$lib$f' ]" "installed lib/$f"; done
 
-# exported symbols == the functions of the headers (datm.h; datm_model.h, the plugin ABI:
+# exported symbols == the functions of the headers (datm_base.h, datm.h; datm_model.h, the plugin ABI:
 # its functions and extern tables, but the entry point a plugin defines)
 nm -D --defined-only "$lib/libdatm.so" | awk '$3 !~ /^DATM_/ {sub(/@.*/, "", $3); print $3}' | sort > "$tmp/exported"
-{ grep -ohE '\b(datm|whai|variant)_[A-Za-z0-9_]*\s*\(' "$SRC/include/datm.h" "$SRC/include/datm_model.h" | tr -d ' ('
+{ grep -ohE '\b(datm|whai|variant)_[A-Za-z0-9_]*\s*\(' "$SRC/include/datm_base.h" "$SRC/include/datm.h" "$SRC/include/datm_model.h" | tr -d ' ('
   sed -n 's/^extern const [a-z_]* *\([a-z_]*\).*/\1/p' "$SRC/include/datm_model.h"
 } | grep -vx datm_plugin_register | sort -u > "$tmp/declared"
 check "cmp -s '$tmp/exported' '$tmp/declared'" \

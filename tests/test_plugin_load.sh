@@ -112,7 +112,7 @@ check "[ $? = 0 ]" "describe --all without plugins"
 
 # the binary exports exactly the plugin ABI
 nm -D --defined-only "$datm" | awk '{print $3}' | grep -v '@' | grep -v '^__' | sort > "$tmp/exe_syms"
-{ grep -ohE '\b(datm|whai|variant)_[A-Za-z0-9_]*\s*\(' "$SRC/include/datm_model.h" | tr -d ' ('
+{ grep -ohE '\b(datm|whai|variant)_[A-Za-z0-9_]*\s*\(' "$SRC/include/datm_base.h" "$SRC/include/datm_model.h" | tr -d ' ('
   sed -n 's/^extern const [a-z_]* *\([a-z_]*\).*/\1/p' "$SRC/include/datm_model.h"
 } | grep -vx datm_plugin_register | sort -u > "$tmp/abi"
 check "cmp -s '$tmp/exe_syms' '$tmp/abi'" "datm exports the $(wc -l < "$tmp/abi") functions and tables of datm_model.h and nothing else ($(diff "$tmp/exe_syms" "$tmp/abi" | head -3 | tr '\n' ' '))"

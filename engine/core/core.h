@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "datm_base.h"
 #include "core/testhooks.h"   /* the test-only interface: path switches, DATM_TEST_FAULT */
 
 /* ---- version (generated at build time) ---- */
@@ -19,36 +20,14 @@ const char *datm_version_string(void);   /* e.g. "0.1.0" */
 const char *datm_git_commit(void);       /* short commit of the source tree, or "unknown" */
 int         datm_git_dirty(void);        /* 1 uncommitted changes, 0 clean, -1 unknown */
 
-/* ---- status codes ---- */
-typedef enum {
-    DATM_OK = 0,
-    DATM_E_IO,          /* file missing / unreadable / unwritable */
-    DATM_E_FORMAT,      /* malformed input file */
-    DATM_E_INVALID,     /* bad argument or config value */
-    DATM_E_NOMEM,       /* allocation failed */
-    DATM_E_NUMERIC,     /* NaN / Inf / divergence detected */
-    DATM_E_INTERRUPTED, /* SIGINT / stop requested */
-    DATM_E_UNSUPPORTED, /* feature not available for this model / data */
-    DATM_E_COUNT_
-} datm_status;
+/* ---- status codes and errors ----
+ * include/datm_base.h (installed; shared with datm.h and datm_model.h) defines datm_status
+ * (DATM_OK, DATM_E_*), datm_error ("file:line: field: what is wrong" messages),
+ * datm_error_set, datm_error_prefix, the log levels, datm_log and DATM_MAX_LAYERS. */
+#define DATM_E_COUNT_ (DATM_E_UNSUPPORTED + 1)   /* number of status codes */
 
 const char *datm_status_name(int status);
 
-/* The same struct as the public include/datm.h declares (one guard, so both may be included). */
-#ifndef DATM_ERROR_DEFINED
-#define DATM_ERROR_DEFINED
-typedef struct datm_error {
-    int  code;          /* datm_status; DATM_OK when no error */
-    char msg[1024];     /* "file:line: field: what is wrong" style message */
-} datm_error;
-#endif
-
-/* Sets err (if non-NULL) and returns code, so `return datm_error_set(err, ...)` works. */
-int  datm_error_set(datm_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Prepends context ("while loading X: ") to an existing message; returns err->code. */
-int  datm_error_prefix(datm_error *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 void datm_error_clear(datm_error *err);
 
 /* ---- assertions (programmer errors only) ---- */
@@ -57,7 +36,6 @@ void datm_assert_fail(const char *expr, const char *file, int line) __attribute_
     do { if (!(cond)) datm_assert_fail(#cond, __FILE__, __LINE__); } while (0)
 
 /* ---- logging: one callback for all library output ---- */
-typedef enum { DATM_LOG_DEBUG = 0, DATM_LOG_INFO, DATM_LOG_WARN, DATM_LOG_ERROR } datm_log_level;
 typedef void (*datm_log_fn)(datm_log_level level, const char *msg, void *user);
 /* Default: INFO and above to stderr. Pass NULL fn to restore the default. A callback gets
  * INFO and above even when the level is set above INFO (--quiet): it keeps a full record
@@ -65,7 +43,6 @@ typedef void (*datm_log_fn)(datm_log_level level, const char *msg, void *user);
 void datm_log_set_callback(datm_log_fn fn, void *user);
 void datm_log_set_level(datm_log_level min_level);   /* --quiet sets WARN */
 datm_log_level datm_log_get_level(void);
-void datm_log(datm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define datm_info(...)  datm_log(DATM_LOG_INFO, __VA_ARGS__)
 #define datm_warn(...)  datm_log(DATM_LOG_WARN, __VA_ARGS__)
 #define datm_debug(...) datm_log(DATM_LOG_DEBUG, __VA_ARGS__)
@@ -142,10 +119,6 @@ int  datm_write_text_atomic(const char *path, const char *text, datm_error *err)
 /* fsync of a file, or of the directory that holds path (after a rename into it). */
 int  datm_fsync_path(const char *path, datm_error *err);
 int  datm_fsync_parent(const char *path, datm_error *err);
-
-/* The most layers of any model (encoder, decoder, heads, results, figures): one bound so the
- * fixed-size per-layer arrays of every part agree. */
-#define DATM_MAX_LAYERS 8
 
 #define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -6,16 +6,11 @@
 
 #include <stdint.h>
 
+#include "datm_model.h"
 #include "core/core.h"
 
-typedef struct datm_csr {
-    int64_t  n_rows;    /* N documents */
-    int64_t  n_cols;    /* V words */
-    int64_t  nnz;
-    int64_t *row_ptr;   /* (N + 1) */
-    int32_t *col;       /* (nnz) */
-    float   *val;       /* (nnz) */
-} datm_csr;
+/* datm_csr (n_rows, n_cols, nnz, row_ptr, col, val) is part of the plugin ABI:
+ * include/datm_model.h defines it. */
 
 int  datm_csr_alloc(datm_csr *m, int64_t n_rows, int64_t n_cols, int64_t nnz, datm_error *err);
 void datm_csr_free(datm_csr *m);          /* frees arrays, zeroes the struct */

@@ -42,38 +42,15 @@
 
 #include <stdint.h>
 
+#include "datm_model.h"
 #include "core/core.h"
 #include "data/csr.h"
 #include "nn/nn.h"
 #include "rand/rand.h"
 
-typedef struct datm_encoder_opts datm_encoder_opts;
-
-/* How q(theta | shape k, scale lam) is sampled and scored; swap it to change the family.
- * Arrays hold n units; derivative outputs may be NULL when not needed. */
-typedef struct datm_posterior_family {
-    const char *name;
-    int noise_dim;        /* noise numbers stored per unit */
-    /* Noise of n units of one document; k are their shapes (families like RSVI need them). */
-    void (*draw_noise)(const datm_encoder_opts *o, datm_rng *rng, int64_t n, const float *k,
-                       float *noise);
-    /* theta = T(k, lam; noise) and dT/dk, dT/dlam. */
-    void (*sample_f32)(const datm_encoder_opts *o, int64_t n, const float *k, const float *lam,
-                       const float *noise, float *theta, float *dk, float *dlam);
-    void (*sample_f64)(const datm_encoder_opts *o, int64_t n, const double *k,
-                       const double *lam, const float *noise, double *theta, double *dk,
-                       double *dlam);
-    /* KL(q(k, lam) || Gamma(alpha, rate 1)) per unit, and its derivatives. */
-    void (*kl_f32)(int64_t n, const float *k, const float *lam, const float *alpha, float *kl,
-                   float *dk, float *dlam, float *dalpha);
-    void (*kl_f64)(int64_t n, const double *k, const double *lam, const double *alpha,
-                   double *kl, double *dk, double *dlam, double *dalpha);
-    /* E[theta]. */
-    void (*mean_f32)(int64_t n, const float *k, const float *lam, float *mean);
-    void (*mean_f64)(int64_t n, const double *k, const double *lam, double *mean);
-} datm_posterior_family;
-
-extern const datm_posterior_family datm_posterior_weibull;   /* the default (WHAI) */
+/* datm_posterior_family (how q(theta | shape k, scale lam) is sampled and scored; swap it to
+ * change the family), the Weibull family datm_posterior_weibull (the default, WHAI) and the
+ * name datm_encoder_opts are part of the plugin ABI: include/datm_model.h defines them. */
 
 struct datm_encoder_opts {
     int     n_layers;                        /* L */

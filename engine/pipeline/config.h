@@ -7,39 +7,15 @@
 
 #include <stdint.h>
 
+#include "datm_model.h"
 #include "core/core.h"
 
-typedef enum {
-    DATM_PARAM_INT = 0,
-    DATM_PARAM_REAL,
-    DATM_PARAM_BOOL,
-    DATM_PARAM_STRING,
-    DATM_PARAM_CHOICE,     /* string from `choices` ("a|b|c") */
-    DATM_PARAM_INT_LIST,   /* YAML sequence of ints, e.g. [128, 64, 32] */
-    DATM_PARAM_REAL_LIST,
-    DATM_PARAM_CHOICE_LIST,   /* YAML sequence of names from `choices`, e.g. [npmi, cv] */
-    DATM_PARAM_TYPE_COUNT_
-} datm_param_type;
+/* datm_param_type, datm_param_schema (tables end with an entry whose key is NULL), the
+ * opaque datm_config (a section after validation: every schema key present) and its typed
+ * getters datm_config_int/real/bool/str/int_list/real_list are part of the plugin ABI:
+ * include/datm_model.h defines them. A getter's key must be in the section's schema (else
+ * DATM_ASSERT: programmer error). */
 
-typedef struct datm_param_schema {
-    const char     *key;      /* relative to its section, e.g. "layers" under model: */
-    datm_param_type type;
-    const char     *def;      /* default as YAML scalar/flow text ("[128, 64, 32]", "0.7", "true") */
-    double          min, max; /* bounds for numbers and for every list element (min > max: none) */
-    const char     *choices;  /* for DATM_PARAM_CHOICE */
-    const char     *doc;      /* one line */
-} datm_param_schema;          /* tables end with an entry whose key is NULL */
-
-/* A resolved section (e.g. the model: section) after validation: every schema key present. */
-typedef struct datm_config datm_config;
-
-/* Typed getters. The key must be in the section's schema (else DATM_ASSERT: programmer error). */
-int64_t     datm_config_int(const datm_config *c, const char *key);
-double      datm_config_real(const datm_config *c, const char *key);
-int         datm_config_bool(const datm_config *c, const char *key);
-const char *datm_config_str(const datm_config *c, const char *key);   /* STRING and CHOICE */
-int         datm_config_int_list(const datm_config *c, const char *key, const int64_t **vals);  /* returns length */
-int         datm_config_real_list(const datm_config *c, const char *key, const double **vals);
 /* CHOICE_LIST as flow text "[a, b]" (items validated, in the given order). */
 const char *datm_config_choice_list(const datm_config *c, const char *key);
 

@@ -27,61 +27,14 @@
 #ifndef DATM_PARAMS_H
 #define DATM_PARAMS_H
 
+#include "datm_model.h"
 #include "pipeline/config.h"
 
-#define DATM_NOB 1.0, 0.0   /* no bounds (min > max) */
-
-typedef struct datm_int_list {
-    const int64_t *v;   /* (n) */
-    int            n;
-} datm_int_list;
-
-typedef struct datm_real_list {
-    const double *v;    /* (n) */
-    int           n;
-} datm_real_list;
-
-#define DATM_PARAM_CTYPE_INT         int64_t
-#define DATM_PARAM_CTYPE_REAL        double
-#define DATM_PARAM_CTYPE_BOOL        int
-#define DATM_PARAM_CTYPE_STRING      const char *
-#define DATM_PARAM_CTYPE_CHOICE      const char *
-#define DATM_PARAM_CTYPE_INT_LIST    datm_int_list
-#define DATM_PARAM_CTYPE_REAL_LIST   datm_real_list
-#define DATM_PARAM_CTYPE_CHOICE_LIST const char *   /* flow text "[a, b]" */
-
-/* Copy one validated value (the key is in c's schema with this type, else DATM_ASSERT). */
-void datm_param_get_INT(const datm_config *c, const char *key, int64_t *out);
-void datm_param_get_REAL(const datm_config *c, const char *key, double *out);
-void datm_param_get_BOOL(const datm_config *c, const char *key, int *out);
-void datm_param_get_STRING(const datm_config *c, const char *key, const char **out);
-void datm_param_get_CHOICE(const datm_config *c, const char *key, const char **out);
-void datm_param_get_INT_LIST(const datm_config *c, const char *key, datm_int_list *out);
-void datm_param_get_REAL_LIST(const datm_config *c, const char *key, datm_real_list *out);
-void datm_param_get_CHOICE_LIST(const datm_config *c, const char *key, const char **out);
-
-/* The rows' last columns (default, min, max, choices, doc) are passed on as __VA_ARGS__, so
+/* DATM_NOB, datm_int_list, datm_real_list, the DATM_PARAM_CTYPE_* field types, the
+ * datm_param_get_<TYPE>() copies and DATM_PARAMS_STRUCT / _GETTER / _ROWS are part of the
+ * plugin ABI (a plugin builds its tables the same way): include/datm_model.h defines them.
+ * The rows' last columns (default, min, max, choices, doc) are passed on as __VA_ARGS__, so
  * that DATM_NOB, which stands for two of them, expands inside the initialiser. */
-#define DATM_PARAM_X_FIELD_(field, key, type, ...) DATM_PARAM_CTYPE_##type field;
-#define DATM_PARAM_X_ROW_(field, key, type, ...)   {key, DATM_PARAM_##type, __VA_ARGS__},
-#define DATM_PARAM_X_GET_(field, key, type, ...)   datm_param_get_##type(c, key, &p->field);
-
-/* The struct `name` with one field per row of TABLE. */
-#define DATM_PARAMS_STRUCT(name, TABLE)                                    \
-    typedef struct name {                                                  \
-        TABLE(DATM_PARAM_X_FIELD_)                                         \
-    } name;
-
-/* name_get(): copies TABLE's keys of a validated configuration into the struct. It works on
- * any configuration whose schema holds TABLE's rows (a variant's table made of parts). */
-#define DATM_PARAMS_GETTER(name, TABLE)                                    \
-    void name##_get(const datm_config *c, name *p)                         \
-    {                                                                      \
-        TABLE(DATM_PARAM_X_GET_)                                           \
-    }
-
-/* The rows of TABLE as a NULL-terminated schema initialiser: {DATM_PARAMS_ROWS(T)}. */
-#define DATM_PARAMS_ROWS(TABLE) TABLE(DATM_PARAM_X_ROW_){NULL, 0, NULL, 0, 0, NULL, NULL}
 
 /* Struct + name_schema[] + name_get() for a table used as a whole. */
 #define DATM_PARAMS_DECLARE(name, TABLE)                                   \

@@ -7,6 +7,7 @@
 #ifndef DATM_PLUGIN_H
 #define DATM_PLUGIN_H
 
+#include "datm_model.h"
 #include "core/core.h"
 #include "pipeline/model.h"
 
@@ -14,12 +15,7 @@
 #define DATM_PLUGIN_ENTRY "datm_plugin_register"
 #define DATM_PLUGIN_MAX_MODELS 16
 
-/* What the entry point returns (the layout include/datm_model.h gives plugins). */
-typedef struct datm_plugin_info {
-    int                          api_version;   /* DATM_MODEL_API_VERSION it was built for */
-    const char                  *name;          /* the plugin's own name, for messages */
-    const datm_model_ops *const *models;        /* NULL-terminated */
-} datm_plugin_info;
+/* What the entry point returns, datm_plugin_info, is defined by include/datm_model.h. */
 
 typedef struct datm_plugin {
     char                  path[4096];           /* the file as opened (absolute) */
