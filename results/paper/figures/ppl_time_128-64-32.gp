@@ -18,7 +18,8 @@ plot 'ppl_time_128-64-32.dat' index 0 using 1:2 with lines lw 1.5 title 'whai pa
      'ppl_time_128-64-32.dat' index 1 using 1:2 with lines lw 1.5 title 'whai code', \
      'ppl_time_128-64-32.dat' index 2 using 1:2 with lines lw 1.5 title 'wai paper', \
      'ppl_time_128-64-32.dat' index 3 using 1:2 with lines lw 1.5 title 'iwhai paper', \
-     'ppl_time_128-64-32.dat' index 4 using 1:2 with lines lw 1.5 title 'whai datm'
+     'ppl_time_128-64-32.dat' index 4 using 1:2 with lines lw 1.5 title 'ghai paper', \
+     'ppl_time_128-64-32.dat' index 5 using 1:2 with lines lw 1.5 title 'whai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'ppl_time_128-64-32.svg'
 replot

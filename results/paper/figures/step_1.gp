@@ -17,7 +17,8 @@ set grid
 plot 'step_1.dat' index 0 using 1:2 with lines lw 1.5 title 'whai paper', \
      'step_1.dat' index 1 using 1:2 with lines lw 1.5 title 'whai code', \
      'step_1.dat' index 2 using 1:2 with lines lw 1.5 title 'iwhai paper', \
-     'step_1.dat' index 3 using 1:2 with lines lw 1.5 title 'whai datm'
+     'step_1.dat' index 3 using 1:2 with lines lw 1.5 title 'ghai paper', \
+     'step_1.dat' index 4 using 1:2 with lines lw 1.5 title 'whai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'step_1.svg'
 replot
