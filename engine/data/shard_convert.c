@@ -39,9 +39,10 @@ static int emit(conv *c, int64_t gap, datm_error *err)
     qsort(pair, (size_t)n, 2 * sizeof *pair, cmp_col);
     for (int64_t j = 0; j < n; j++) {
         if (j > 0 && pair[2 * j] == pair[2 * j - 2]) {
+            const int word = (int)pair[2 * j] + 1;   /* read before the buffer goes */
             free(pair);
             return datm_error_set(err, DATM_E_FORMAT, "%s: document %lld: word %d appears twice",
-                                  c->lr.path, (long long)c->cur, (int)pair[2 * j] + 1);
+                                  c->lr.path, (long long)c->cur, word);
         }
         c->doc.col[j] = pair[2 * j];
         c->doc.val[j] = (float)pair[2 * j + 1];
