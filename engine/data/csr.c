@@ -2,6 +2,7 @@
  * document-word CSR matrix. Letters: N rows (documents), V columns (words). */
 #include "data/csr.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int datm_csr_alloc(datm_csr *m, int64_t n_rows, int64_t n_cols, int64_t nnz, datm_error *err)
@@ -52,6 +53,20 @@ int datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, da
         p += len;
         out->row_ptr[i + 1] = p;
     }
+    return DATM_OK;
+}
+
+int datm_csr_reserve_nnz(datm_csr *m, int64_t *cap, int64_t need, const char *what,
+                         datm_error *err)
+{
+    if (need <= *cap) return DATM_OK;
+    int64_t nc = DATM_MAX(need, 2 * *cap);
+    int32_t *c = realloc(m->col, (size_t)nc * sizeof *c);
+    if (c) m->col = c;
+    float *v = c ? realloc(m->val, (size_t)nc * sizeof *v) : NULL;
+    if (v) m->val = v;
+    if (!c || !v) return datm_error_set(err, DATM_E_NOMEM, "%s: out of memory", what);
+    *cap = nc;
     return DATM_OK;
 }
 

@@ -18,6 +18,10 @@ void datm_csr_free(datm_csr *m);          /* frees arrays, zeroes the struct */
 int  datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, datm_csr *out,
                           datm_error *err);
 int  datm_csr_copy(const datm_csr *src, datm_csr *out, datm_error *err);
+/* Room for `need` entries in m->col and m->val, whose capacity is *cap (entries): grown to
+ * max(need, 2 *cap) by realloc, the contents kept. `what` names the buffer in the error. */
+int  datm_csr_reserve_nnz(datm_csr *m, int64_t *cap, int64_t need, const char *what,
+                          datm_error *err);
 double datm_csr_total(const datm_csr *m);              /* sum of all values */
 double datm_csr_row_total(const datm_csr *m, int64_t row);
 

@@ -361,16 +361,7 @@ static int flush_shard(datm_shard_writer *w, datm_error *err)
 /* Room for `extra` more entries in the pending shard. */
 static int reserve(datm_shard_writer *w, int64_t extra, datm_error *err)
 {
-    int64_t need = w->pend.nnz + extra;
-    if (need <= w->pend_cap_nnz) return DATM_OK;
-    int64_t cap = DATM_MAX(need, 2 * w->pend_cap_nnz);
-    int32_t *c = realloc(w->pend.col, (size_t)cap * sizeof *c);
-    if (c) w->pend.col = c;
-    float *v = c ? realloc(w->pend.val, (size_t)cap * sizeof *v) : NULL;
-    if (v) w->pend.val = v;
-    if (!c || !v) return datm_error_set(err, DATM_E_NOMEM, "%s: out of memory", w->dir);
-    w->pend_cap_nnz = cap;
-    return DATM_OK;
+    return datm_csr_reserve_nnz(&w->pend, &w->pend_cap_nnz, w->pend.nnz + extra, w->dir, err);
 }
 
 int datm_shard_writer_add(datm_shard_writer *w, const datm_csr *m, datm_error *err)

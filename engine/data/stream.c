@@ -183,15 +183,7 @@ int datm_stream_seek(datm_stream *s, int64_t epoch, int64_t batch, datm_error *e
 
 static int reserve(datm_stream *s, int64_t need, datm_error *err)
 {
-    if (need <= s->cap_nnz) return DATM_OK;
-    int64_t cap = DATM_MAX(need, 2 * s->cap_nnz);
-    int32_t *c = realloc(s->X.col, (size_t)cap * sizeof *c);
-    if (c) s->X.col = c;
-    float *v = c ? realloc(s->X.val, (size_t)cap * sizeof *v) : NULL;
-    if (v) s->X.val = v;
-    if (!c || !v) return datm_error_set(err, DATM_E_NOMEM, "mini-batch: out of memory");
-    s->cap_nnz = cap;
-    return DATM_OK;
+    return datm_csr_reserve_nnz(&s->X, &s->cap_nnz, need, "mini-batch", err);
 }
 
 int datm_stream_next(datm_stream *s, const datm_csr **X, const int64_t **ids, int64_t *n,
