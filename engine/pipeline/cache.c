@@ -274,10 +274,16 @@ void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
 {
     st->pid = 0;
     st->ckpt_iteration = 0;
-    datm_run_status_read(st->dir, st->result, sizeof st->result);
     struct stat sb;
-    if (stat(st->dir, &sb) != 0) { st->status = DATM_PIPE_PENDING; return; }
-    if (datm_run_lock_holder(st->dir, &st->pid)) { st->status = DATM_PIPE_RUNNING; return; }
+    const int exists = stat(st->dir, &sb) == 0;
+    /* the lock before the status: a writer makes its result final before it lets the lock
+     * go, so a status read after "not locked" is the final one; read before, it could be the
+     * running status of a writer that completed in between, and the run would be taken for
+     * an abandoned one */
+    const int held = exists && datm_run_lock_holder(st->dir, &st->pid);
+    datm_run_status_read(st->dir, st->result, sizeof st->result);
+    if (!exists) { st->status = DATM_PIPE_PENDING; return; }
+    if (held) { st->status = DATM_PIPE_RUNNING; return; }
     if (!strcmp(st->result, "COMPLETED")) {
         st->status = linked(p, &p->runs[i], st->dir) ? DATM_PIPE_DONE : DATM_PIPE_CACHED;
         return;
