@@ -92,6 +92,7 @@
 #define DATM_MET_TEST_S_PER_DOC "test_s_per_doc"
 #define DATM_MET_TRAIN_S        "train_s"
 #define DATM_MET_ERROR_RATE     "error_rate"
+#define DATM_MET_VAL_ERROR      "val_error"     /* supervised runs with model.val_fraction > 0 */
 #define DATM_MET_NPMI_FMT       "npmi_%d"       /* per layer l, mean over topics */
 #define DATM_MET_DIVERSITY_FMT  "diversity_%d"  /* per layer l */
 #define DATM_MET_UNUSED_FMT     "unused_%d"     /* per layer l: topics flagged unused */

@@ -525,6 +525,44 @@ static int write_metric(datm_h5 *g, const char *name, double v, datm_error *err)
     return isnan(v) ? DATM_OK : datm_h5_write_scalar(g, name, v, err);
 }
 
+/* /metrics/val_error: the validation error rate of the state a supervised run ends with,
+ * from the early_stopping record the variant saved under /model when model.val_fraction > 0:
+ * the best check's (the state kept), or the last check's when the record only monitored
+ * (monitor_only: the model is the last trained one). A setting is chosen on it, on documents
+ * carved from the training set, without reading the test set (evaluate.classify: false).
+ * Nothing is written when the run has no such record. */
+static int write_val_error(datm_h5 *f, datm_error *err)
+{
+    datm_h5 *gm = NULL, *gv = NULL, *g = NULL;
+    datm_error e = {0};
+    double v = NAN, *errs = NULL;
+    int64_t monitor = 0, dims[DATM_H5_MAX_RANK] = {0};
+    int rank = 0;
+    if (datm_h5_exists(f, DATM_GRP_MODEL) &&
+        datm_h5_group(f, DATM_GRP_MODEL, 0, &gm, &e) == DATM_OK &&
+        datm_h5_exists(gm, "early_stopping") &&
+        datm_h5_group(gm, "early_stopping", 0, &gv, &e) == DATM_OK) {
+        if (datm_h5_attr_get_i64(gv, "monitor_only", &monitor, &e) != DATM_OK) monitor = 0;
+        if (!monitor) {
+            if (datm_h5_attr_get_f64(gv, "best_error", &v, &e) != DATM_OK) v = NAN;
+        } else if (datm_h5_exists(gv, "val_error") &&
+                   datm_h5_read_f64_alloc(gv, "val_error", &errs, &rank, dims, &e) == DATM_OK &&
+                   rank == 1 && dims[0] > 0) {
+            v = errs[dims[0] - 1];
+        }
+    }
+    datm_free(errs);
+    datm_h5_close(&gv);
+    datm_h5_close(&gm);
+    int rc = DATM_OK;
+    if (!isnan(v)) {
+        rc = datm_h5_group(f, DATM_GRP_METRICS, 1, &g, err);
+        if (!rc) rc = write_metric(g, DATM_MET_VAL_ERROR, v, err);
+        datm_h5_close(&g);
+    }
+    return rc;
+}
+
 /* Fills result.h5.part with everything the run has; `status` is set by the caller. */
 static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_error *err)
 {
@@ -588,6 +626,7 @@ static int write_result_body(run_ctx *c, int with_model, int with_metrics, datm_
         }
         datm_h5_close(&g);
     }
+    if (!rc && with_model && with_metrics) rc = write_val_error(f, err);
     if (!rc) rc = datm_h5_group(f, DATM_GRP_CHECKPOINT, 1, &g, err);
     if (!rc) rc = datm_h5_attr_i64(g, "iteration", c->st.iteration, err);
     if (!rc) rc = datm_h5_attr_i64(g, "epoch", c->st.epoch, err);
