@@ -36,6 +36,12 @@ def _load():
                       "DATM_LIB. Tried: " + "; ".join(tried))
 
 
+# OpenMP threads sleep at barriers, as in the datm binary (engine/math/runtime_env.c): libgomp
+# reads the policy once, when libdatm loads it, and spinning threads stall inference whenever
+# another process holds a core. A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is left alone; a
+# process that loaded libgomp before this import keeps the policy it started with.
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "passive"
 lib = _load()
 _P = ctypes.c_void_p
 _E = ctypes.POINTER(_Error)
