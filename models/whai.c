@@ -36,6 +36,7 @@
 #include "dlda_common.h"
 #include "eval/perplexity.h"
 #include "io/h5.h"
+#include "par/par.h"
 #include "rand/rand.h"
 
 DATM_PARAMS_GETTER(whai_params, WHAI_PARAMS)
@@ -221,9 +222,14 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
         for (int64_t k = 0; k < m->K[L]; k++) m->r_f[k] = (float)c->gbn->r[k];
         top = m->r_f;
     }
-    int rc = whai_encoder_steps(m, c, X, doc_ids, seed, purpose, step, klw, top, el, xb, xctx,
+    int rc;
+    if (m->chunks) {   /* the same steps, spread over ranks and threads in fixed chunks */
+        rc = whai_chunks_iterate(m, c, X, doc_ids, seed, purpose, step, klw, el, err);
+    } else {
+        rc = whai_encoder_steps(m, c, X, doc_ids, seed, purpose, step, klw, top, el, xb, xctx,
                                 err);
-    if (!rc) rc = whai_augment(m, c, X, doc_ids, seed, purpose, step, err);
+        if (!rc) rc = whai_augment(m, c, X, doc_ids, seed, purpose, step, err);
+    }
     if (rc || m->phi_fixed) return rc;
     /* 3. TLASGR on every Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     const double rho = (double)m->N / (double)B;
@@ -490,6 +496,7 @@ void whai_destroy(datm_model *mm)
     datm_free(m->r_f);
     datm_gbn_chain_destroy(&m->gchain);
     datm_free(m->in_val);
+    whai_chunks_destroy(&m->chunks);
     datm_free(m);
 }
 
@@ -716,6 +723,10 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         m->theta_d[l] = datm_alloc_array((size_t)(m->B * m->K[l]), sizeof(double), err);
         if (!m->theta_d[l]) rc = DATM_E_NOMEM;
     }
+    /* train.reduce_chunks (MPI ranks): a variant with its own iteration (wai) never runs
+     * WHAI's, so its ranks repeat the whole mini-batch each */
+    if (!rc && datm_par_chunks() > 0 && !v->own_iteration)
+        rc = whai_chunks_create(m, datm_par_chunks(), v, err);
     if (rc) {
         whai_destroy(&m->base);
         return rc;

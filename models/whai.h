@@ -165,6 +165,10 @@ enum { WHAI_PARAMS(WHAI_ROW_) WHAI_ROW_COUNT_ };
  * or schema shares: { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ...,
  * .create = ... }) and the setters whai_set_n_train, whai_set_lr, whai_set_iteration. */
 
+/* WHAI's iteration over a mini-batch cut into fixed chunks (train.reduce_chunks > 0, for
+ * MPI ranks: engine/par/par.h; models/whai_chunks.c). */
+typedef struct whai_chunks whai_chunks;
+
 /* One copy of everything Algorithm 1 updates: encoder weights + Adam, decoder (Phi, M, t;
  * with learn_r also r and M_r). */
 typedef struct whai_chain {
@@ -209,7 +213,19 @@ typedef struct whai_model {
      * r_update), and the encoder's top KL prior is Gamma(r, 1); else Gamma(top_shape, 1) */
     int              learn_r;
     float           *r_f;                          /* (K_L) float copy of r, learn_r only */
+    whai_chunks     *chunks;                       /* NULL: the one-process reduction */
 } whai_model;
+
+/* Chunked iteration (models/whai_chunks.c): create refuses the options it does not support
+ * (hooks, learn_r, several augmentation samples, Gibbs refinement, input thinning);
+ * iterate does steps 1, 2 and the augmentation of Algorithm 1 with the counts of every rank
+ * summed into c->stats, ready for the TLASGR step. */
+int  whai_chunks_create(whai_model *m, int64_t C, const whai_variant *v, datm_error *err);
+void whai_chunks_destroy(whai_chunks **k);
+int  whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
+                         const int64_t *doc_ids, uint64_t seed, uint32_t purpose,
+                         uint64_t step, const double *klw, datm_encoder_loss *el,
+                         datm_error *err);
 
 /* The state a variant built on WHAI may change after creation, each through one function
  * (a variant reads whai_model's fields but never writes them):

@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "core/core.h"
 #include "math/math.h"
+#include "par/par.h"
 
 /* int datm_cmd_xxx(int argc, char **argv); -- one line per subcommand, in table order */
 int datm_cmd_run(int argc, char **argv);
@@ -59,9 +60,25 @@ static void usage(FILE *f)
                "datm %s (%s)\n", datm_version_string(), datm_git_commit());
 }
 
+static int dispatch(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     datm_runtime_env(argv);   /* BLAS kernels, OpenMP wait policy (may restart) */
+    /* under mpirun: this process is one rank of a data-parallel run (engine/par/par.h) */
+    if (datm_par_init(&argc, &argv)) {
+        fprintf(stderr, "datm: MPI initialisation failed\n");
+        return DATM_EXIT_USAGE;
+    }
+    int rc = dispatch(argc, argv);
+    /* a rank that fails alone would leave the others waiting in a collective */
+    if (rc) datm_par_abort(rc);
+    datm_par_finalize();
+    return rc;
+}
+
+static int dispatch(int argc, char **argv)
+{
     datm_mem_keep_freed();   /* freed blocks reused, not faulted in afresh (core/memtune.c) */
     setlocale(LC_ALL, "C");   /* numbers in text files always use '.' */
     datm_fp_mode fp_saved;   /* subnormals flushed for every command (core/fpmode.c) */
@@ -75,6 +92,7 @@ int main(int argc, char **argv)
         printf("datm %s (%s)\n", datm_version_string(), datm_git_commit());
         printf("BLAS: %s\n", openblas_get_config());   /* the kernel family is its last word but one */
         printf("OpenMP wait policy: %s\n", datm_omp_wait_policy());
+        printf("MPI: %s\n", datm_par_is_mpi() ? "yes (mpirun -n R datm run SPEC)" : "no");
         return DATM_EXIT_OK;
     }
     for (const datm_cli_command *c = commands; c->name; c++)

@@ -87,6 +87,24 @@ void datm_gbn_stats_reduce(datm_gbn_stats *s)
     s->dirty = 0;
 }
 
+int64_t *datm_gbn_stats_fold(datm_gbn_stats *s)
+{
+    const int64_t n = s->fx_len;
+    const int T = s->n_threads;
+    int64_t *fx = s->fx;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        int64_t acc = fx[i];
+        for (int t = 1; t < T; t++) {
+            acc += fx[(int64_t)t * n + i];
+            fx[(int64_t)t * n + i] = 0;
+        }
+        fx[i] = acc;
+    }
+    s->dirty = 1;
+    return fx;
+}
+
 /* ---------------------------------------------------------------- one document */
 
 /* cum[0..K) = running sums of w_k = a[k] * b[k]; returns the total. */

@@ -112,6 +112,10 @@ void datm_gbn_stats_destroy(datm_gbn_stats **s);
 void datm_gbn_stats_reset(datm_gbn_stats *s);
 /* Makes A / tables current (the consumers below call it themselves). */
 void datm_gbn_stats_reduce(datm_gbn_stats *s);
+/* Folds the per-thread accumulators into the first (the others become 0) and returns it:
+ * fx_len fixed-point counts that another process's counts can be added to exactly
+ * (engine/par: the counts of every rank summed before the TLASGR step). */
+int64_t *datm_gbn_stats_fold(datm_gbn_stats *s);
 
 /* Which counts go into the stats: sampled (one categorical draw per token / table), or
  * their conditional expectations ("FurCollapse", docs/reference.md 1.8); m is sampled in both. */

@@ -142,6 +142,8 @@ typedef struct datm_encoder_loss {
     int64_t hmax, kmax;        /* max H_l, max K_l */                                      \
     int     nb;                /* row blocks (threads) of the last forward */              \
     int64_t B_total;           /* batch size of the last backward (slices see a part) */   \
+    int64_t B_norm;            /* > 0: the batch is part of a mini-batch of B_norm docs     \
+                                  (engine/par chunks): backward scales by 1 / B_norm */   \
     R *z3[DATM_MAX_LAYERS + 1], *h[DATM_MAX_LAYERS + 1];   /* (B, H_l) */          \
     R *z1[DATM_MAX_LAYERS + 1], *kt[DATM_MAX_LAYERS + 1];  /* (B, KS_l) */         \
     R *z2[DATM_MAX_LAYERS + 1];      /* (B, K_l) */                                    \

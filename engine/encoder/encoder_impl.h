@@ -789,8 +789,10 @@ int ENC(datm_encoder_backward)(const datm_encoder *e, const R *params, WS *ws,
     const int64_t B = ws->B;
     const datm_csr *X = &ws->Xv;
     const datm_param_view *v = e->params.views;
-    const R s = (R)(1.0 / (double)B);
-    ws->B_total = B;
+    /* a chunk of a larger mini-batch contributes its share of that mini-batch's mean */
+    const int64_t Bn = ws->B_norm > 0 ? ws->B_norm : B;
+    const R s = (R)(1.0 / (double)Bn);
+    ws->B_total = Bn;
 
     /* every view is overwritten below; the padding between views is zeroed here (Adam
      * must see finite numbers there) */

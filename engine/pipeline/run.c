@@ -26,6 +26,7 @@
 #include "io/results.h"
 #include "io/results_layout.h"
 #include "data/stream.h"
+#include "par/par.h"
 #include "pipeline/run_internal.h"
 #include "rand/rand.h"
 
@@ -245,7 +246,8 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
     datm_error e = {0};
     char now[64];
     datm_utc_now(now, sizeof now);
-    if (!datm_h5_open(c->part, 1, &f, &e)) datm_h5_attr_str(f, DATM_ATTR_HEARTBEAT, now, &e);
+    if (datm_par_rank() == 0 && !datm_h5_open(c->part, 1, &f, &e))
+        datm_h5_attr_str(f, DATM_ATTR_HEARTBEAT, now, &e);
     datm_h5_close(&f);
     datm_info("iter %lld epoch %.3f train %.1fs loss %.9g perplexity %.9g (observed %.9g)",
               (long long)iter, row[1], row[2], row[3], row[5], row[6]);
@@ -258,6 +260,7 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
 static int do_checkpoint(run_ctx *c, datm_error *err)
 {
     const datm_train_params *tc = &c->spec->p.train;
+    if (datm_par_rank() != 0) return DATM_OK;   /* rank 0 writes; the state is the same */
     return datm_checkpoint_write(c->dir, c->spec, c->m, &c->st, &c->curves,
                                  (int)tc->keep_checkpoints, err);
 }
@@ -844,6 +847,13 @@ static int prepare(run_ctx *c, datm_error *err)
         return datm_error_set(err, DATM_E_INVALID, "%.200s...: run directory path too long (at "
                               "most %d characters)", dir, (int)sizeof c->dir - 8);
     snprintf(c->dir, sizeof c->dir, "%s", dir);
+    if (datm_par_rank() != 0) {
+        /* another rank of an MPI run: rank 0 owns the directory; this one writes nothing and
+         * reads only the checkpoint that resume continues from */
+        snprintf(c->part, sizeof c->part, "%s/%s.part", c->dir, DATM_RESULT_FILE);
+        snprintf(c->final, sizeof c->final, "%s/%s", c->dir, DATM_RESULT_FILE);
+        return DATM_OK;
+    }
     int rc = datm_run_mkdir_p(dir, err);
     if (rc) return rc;
     /* one writer per run directory: a second run, resume or fork fails here, naming the
@@ -885,6 +895,13 @@ int datm_run_model_create(const datm_spec *s, const datm_run_data *d, uint64_t s
         return datm_error_set(err, DATM_E_INVALID, "train.batch_size %lld with drop_last leaves no "
                               "mini-batch of %lld documents", (long long)B, (long long)N);
     *total = *bpe * tc->epochs;
+    /* the chunk plan the model splits its mini-batches by (engine/par/par.h) */
+    const int R = datm_par_size();
+    if (R > 1 && tc->reduce_chunks < R)
+        return datm_error_set(err, DATM_E_INVALID, "train.reduce_chunks is %lld: a run on %d MPI "
+                              "ranks needs train.reduce_chunks >= %d (each rank computes whole "
+                              "chunks of every mini-batch)", (long long)tc->reduce_chunks, R, R);
+    datm_par_set_chunks(tc->reduce_chunks);
     datm_run_info info = {
         .n_train = N, .n_vocab = d->n_vocab, .n_classes = d->train.n_classes,
         .batch_size = B, .epochs = tc->epochs, .total_iters = *total,
@@ -966,8 +983,13 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
         openblas_set_num_threads(threads);
     }
     threads = omp_get_max_threads();
+    /* an MPI run (engine/par/par.h): every rank trains, rank 0 alone writes and talks */
+    const int writer = datm_par_rank() == 0;
+    if (!writer && datm_log_get_level() < DATM_LOG_WARN) datm_log_set_level(DATM_LOG_WARN);
 
     int rc = prepare(&c, err);
+    /* the other ranks read the run directory (resume) only once rank 0 has claimed it */
+    if (!rc) rc = datm_par_barrier(err);
     if (rc) {
         datm_log(DATM_LOG_ERROR, "%s", err->msg);
         if (c.log) fclose(c.log);
@@ -982,11 +1004,14 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     datm_info("run %s: variant %s, spec hash %.16s, %d threads (BLAS %d) -> %s",
               rp->name, spec->variant, spec->hash, threads,
               openblas_get_num_threads(), c.dir);
+    if (datm_par_size() > 1)
+        datm_info("MPI: %d ranks x %d threads; each mini-batch in %lld chunks (train.reduce_chunks)",
+                  datm_par_size(), threads, (long long)spec->p.train.reduce_chunks);
 
     /* result.h5.part with provenance and status RUNNING before any work */
     datm_h5 *f = NULL;
-    rc = datm_h5_create(c.part, &f, err);
-    if (!rc) rc = datm_provenance_write(f, spec, opts, threads, err);
+    if (writer) rc = datm_h5_create(c.part, &f, err);
+    if (!rc && writer) rc = datm_provenance_write(f, spec, opts, threads, err);
     if (f) {
         int rc2 = datm_h5_close_checked(&f, rc ? NULL : err);
         if (!rc) rc = rc2;
@@ -1003,7 +1028,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
                       (long long)c.data.eval_obs.n_rows, (long long)c.data.n_vocab,
                       datm_time_now() - t0);
     }
-    if (!rc) {
+    if (!rc && writer) {
         rc = datm_h5_open(c.part, 1, &f, err);
         if (!rc) rc = datm_data_info_write(f, spec, &c.data, err);
         if (f) {
@@ -1030,7 +1055,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     }
 
     const datm_output_params *oc = &spec->p.output;
-    if (!rc) {
+    if (!rc && writer) {
         rc = write_result_body(&c, 1, 1, err);
         datm_test_kill("result");
         if (!rc && opts->topics && oc->topics) {
@@ -1088,7 +1113,7 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
             }
         }
     }
-    if (rc && !c.completed) {
+    if (rc && !c.completed && writer) {
         /* keep what there is; the status says how it ended */
         const char *status = rc == DATM_E_INTERRUPTED ? DATM_STATUS_INTERRUPTED : DATM_STATUS_FAILED;
         datm_error e = {0};

@@ -57,7 +57,11 @@
     X(keep_checkpoints, "keep_checkpoints", INT, "2", 1, 1000, NULL, \
       "newest checkpoints kept on disk") \
     X(check_phi, "check_phi", BOOL, "true", DATM_NOB, NULL, \
-      "check every Phi(l) for NaN/Inf after each mini-batch (stops naming batch and layer)")
+      "check every Phi(l) for NaN/Inf after each mini-batch (stops naming batch and layer)") \
+    X(reduce_chunks, "reduce_chunks", INT, "0", 0, 4096, NULL, \
+      "C > 0: each mini-batch is cut into C fixed chunks whose gradient and loss sums are " \
+      "added in chunk order, so results are the same on any number of MPI ranks (R <= C; " \
+      "docs/scaling.md); 0: the one-process reduction (whai and the variants on its iteration)")
 
 #define DATM_EVALUATE_PARAMS(X) \
     X(perplexity, "perplexity", BOOL, "true", DATM_NOB, NULL, \

@@ -1,0 +1,51 @@
+#!/bin/bash
+# ctest-labels: e2e;mpi  ctest-timeout: 600
+# tests/mpi_ranks.sh (CTest test_par_mpi, registered in a -DDATM_MPI=ON build only): WHAI
+# trained data-parallel by `mpirun -n R datm run` (engine/par/par.h) on Brown:
+# - 2 ranks give /model, /metrics and /curves bit-identical to 1 rank, with 1 or 2 threads
+#   per rank (4 chunks per mini-batch); 3 ranks too (uneven: 1, 1, 2 chunks);
+# - rank 0 alone writes: the run directory holds one result and one log;
+# - a 2-rank run killed mid-way and resumed by 1 rank equals the uninterrupted run;
+# - more ranks than chunks is refused with a message naming the key, and ends every rank.
+set -u
+. "$(dirname "$0")/testlib.sh"
+datm_test_fresh par_mpi
+command -v h5dump > /dev/null || { echo "skipped: h5dump missing"; exit 77; }
+command -v mpirun > /dev/null || { echo "FAIL: mpirun missing (ci/setup.sh installs openmpi-bin)"; exit 1; }
+"$datm" --version | grep -q "^MPI: yes" || { echo "FAIL: $datm is not an MPI build"; exit 1; }
+. "$(dirname "$0")/par_compare.sh"
+C="$PAR_C data.dataset=$brown train.reduce_chunks=4"
+mpi() { local n=$1; shift; mpirun --oversubscribe --allow-run-as-root -n "$n" "$@"; }
+# mpi_ok N DIR ARGS: mpirun -n N datm run SPEC ARGS -o DIR
+mpi_ok() {
+    local n=$1 out=$2
+    shift 2
+    mpi "$n" "$datm" run "$PAR_SPEC" $C "$@" -o "$out" --quiet > "$out.txt" 2>&1; rc=$?
+    check "[ $rc = 0 ]" "mpirun -n $n datm run: exit $rc $(tail -3 "$out.txt")"
+}
+
+mpi_ok 1 "$tmp/r1" threads=1
+mpi_ok 2 "$tmp/r2" threads=1
+check 'same "$tmp/r1" "$tmp/r2"' "2 ranks x 1 thread == 1 rank"
+n=$(dump "$tmp/r2/result.h5" | grep -c "DATA {")
+check '[ "$n" -gt 20 ]' "compared $n datasets"
+mpi_ok 2 "$tmp/r2t2" threads=2
+check 'same "$tmp/r1" "$tmp/r2t2"' "2 ranks x 2 threads == 1 rank"
+mpi_ok 3 "$tmp/r3" threads=1
+check 'same "$tmp/r1" "$tmp/r3"' "3 ranks (uneven chunks) == 1 rank"
+check '[ "$(ls "$tmp/r2" | tr "\n" " ")" = "$(ls "$tmp/r1" | tr "\n" " ")" ]' \
+    "rank 0 alone writes: $(ls "$tmp/r2" | tr '\n' ' ')"
+check 'grep -q "MPI: 2 ranks x 1 threads" "$tmp/r2/run.log"' "the log names the ranks"
+
+DATM_TEST_KILL_AT_ITER=12 mpi 2 -x DATM_TEST_KILL_AT_ITER "$datm" run "$PAR_SPEC" $C threads=1 \
+    train.checkpoint_every=5 -o "$tmp/k" --quiet > "$tmp/k0.txt" 2>&1
+check '[ -f "$tmp/k/checkpoints/ckpt-000000000010.h5" ] && [ ! -f "$tmp/k/result.h5" ]' \
+    "2 ranks killed at 12 with a checkpoint at 10"
+mpi 1 "$datm" resume "$tmp/k" --quiet > "$tmp/k.txt" 2>&1; rc=$?
+check '[ $rc = 0 ] && same "$tmp/k" "$tmp/r1"' "resumed by 1 rank == uninterrupted: $(tail -1 "$tmp/k.txt")"
+
+timeout 120 mpirun --oversubscribe --allow-run-as-root -n 3 "$datm" run "$PAR_SPEC" $C \
+    train.reduce_chunks=2 -o "$tmp/bad" --quiet > "$tmp/bad.txt" 2>&1; rc=$?
+check '[ $rc != 0 ] && [ $rc != 124 ] && grep -q "needs train.reduce_chunks >= 3" "$tmp/bad.txt"' \
+    "3 ranks, 2 chunks: refused (exit $rc), no rank left waiting"
+exit $fail
