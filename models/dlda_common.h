@@ -77,6 +77,16 @@ typedef struct dlda_base {
     int64_t         n_train;
 } dlda_base;
 
+/* DLDA-TLASGR's local chain of mini-batch X spread over MPI ranks (train.reduce_chunks > 0;
+ * models/dlda_chunks.c): burnin + collect sweeps of this rank's documents, with keys
+ * (seed, purpose, step * 4096 + sweep, doc_ids); s gets every rank's counts of the collected
+ * sweeps and q_sum, *loglik the log-likelihood sum of the last sweep over all documents, each
+ * as one process computes them. ch must hold B documents. */
+int dlda_chunks_sweeps(const datm_gbn *g, const datm_csr *X, const int64_t *doc_ids,
+                       datm_gbn_chain *ch, int64_t burnin, int64_t collect,
+                       const datm_gbn_sweep_opts *so, uint64_t seed, uint32_t purpose,
+                       uint64_t step, datm_gbn_stats *s, double *loglik, datm_error *err);
+
 /* Contract entries that are the same for both variants (infer, get_phi, n_layers). */
 int dlda_op_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int nsamples,
                   datm_theta *out, datm_error *err);

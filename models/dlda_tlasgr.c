@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "dlda_common.h"
+#include "par/par.h"
 #include "rand/rand.h"
 
 typedef struct dlda_tlasgr {
@@ -52,10 +53,11 @@ static DATM_PARAMS_GETTER(dlda_tlasgr_params, DLDA_TLASGR_PARAMS)
 #define DLDA_TLASGR_ALL_PARAMS(X) DLDA_COMMON_PARAMS(X) DLDA_TLASGR_PARAMS(X)
 static const datm_param_schema dlda_tlasgr_schema[] = {DATM_PARAMS_ROWS(DLDA_TLASGR_ALL_PARAMS)};
 
-/* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g. */
+/* Local chain on mini-batch X (rows doc_ids) and one TLASGR step on g; *loglik (may be NULL)
+ * gets the log-likelihood sum of the last sweep. */
 static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const int64_t *doc_ids,
                           uint64_t seed, uint32_t purpose, uint64_t step, datm_tlasgr_report *rep,
-                          datm_error *err)
+                          double *loglik, datm_error *err)
 {
     const int64_t B = X->n_rows;
     if (B > m->B) {   /* capacity of the local chain */
@@ -64,16 +66,23 @@ static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const 
         if (rc) return rc;
         m->B = B;
     }
+    datm_gbn_sweep_opts so = {.cp_after = m->cp_after, .mode = m->b.c.mode};
+    double rho = (double)m->b.n_train / (double)B, ll = 0;
+    if (datm_par_chunks() > 0) {   /* the documents' chains spread over MPI ranks */
+        int rc = dlda_chunks_sweeps(g, X, doc_ids, m->ch, m->burnin, m->collect, &so, seed,
+                                    purpose, step, m->s, &ll, err);
+        if (loglik) *loglik = ll;
+        return rc ? rc : datm_tlasgr_step(g, m->s, rho, seed, rep, err);
+    }
     datm_gbn_chain_init(m->ch, B);
     datm_gbn_stats_reset(m->s);
-    datm_gbn_sweep_opts so = {.cp_after = m->cp_after, .mode = m->b.c.mode};
     for (int64_t sw = 0; sw < m->burnin + m->collect; sw++) {
         datm_gbn_key key = {.seed = seed, .purpose = purpose, .step = step * 4096 + (uint64_t)sw,
                             .doc_ids = doc_ids};
         int rc = datm_gbn_chain_sweep(g, X, m->ch, &key, &so, sw >= m->burnin ? m->s : NULL, err);
         if (rc) return rc;
     }
-    double rho = (double)m->b.n_train / (double)B;
+    if (loglik) *loglik = datm_gbn_chain_loglik(m->ch);
     return datm_tlasgr_step(g, m->s, rho, seed, rep, err);
 }
 
@@ -93,12 +102,13 @@ static int dt_train_batch(datm_model *mm, const datm_batch *b, const datm_train_
     dlda_tlasgr *m = (dlda_tlasgr *)mm;
     if (b->X->n_rows < 1) return DATM_OK;
     datm_tlasgr_report rep;
+    double ll = 0;
     int rc = tlasgr_iterate(m, m->b.g, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
-                            (uint64_t)ctx->iteration, &rep, err);
+                            (uint64_t)ctx->iteration, &rep, &ll, err);
     if (rc) return datm_error_prefix(err, "dlda-tlasgr mini-batch %lld: ", (long long)ctx->iteration);
     memset(st, 0, sizeof *st);
     st->n_layers = m->b.g->L;
-    st->loglik = datm_gbn_chain_loglik(m->ch) / (double)b->X->n_rows;
+    st->loglik = ll / (double)b->X->n_rows;
     st->loss = -st->loglik;
     for (int l = 1; l <= m->b.g->L; l++) st->step[l - 1] = rep.step_mean[l];
     return DATM_OK;
@@ -158,7 +168,7 @@ static int dt_eval_advance(dlda_tlasgr *m, dt_eval *e, datm_error *err)
     int rc = datm_csr_select_rows(m->b.train, e->perm, B, &Xb, err);
     if (rc) return rc;
     rc = tlasgr_iterate(m, e->e.g, &Xb, e->perm, dlda_eval_seed(e->e.seed), DATM_STREAM_EVAL,
-                        ((uint64_t)1 << 30) + (uint64_t)e->e.draws, NULL, err);
+                        ((uint64_t)1 << 30) + (uint64_t)e->e.draws, NULL, NULL, err);
     datm_csr_free(&Xb);
     return rc;
 }

@@ -3,9 +3,9 @@
  * over MPI ranks and give the same numbers for any number of them.
  *
  * Step 1: every chunk's encoder gradient (its share of the mini-batch mean: backward scaled
- * by 1 / B, not 1 / B_chunk) and loss terms go into its slot; the ranks exchange their slots
- * (datm_par_gather_slots) and every rank adds the C slots in chunk order 0..C-1, then takes
- * the same Adam step. Step 2-3a: theta of this rank's chunks from the updated encoder, the
+ * by 1 / B, not 1 / B_chunk) goes into its row of a (C, P) array and its loss terms into its
+ * slot; the engine adds the C rows in chunk order 0..C-1 over the ranks
+ * (datm_par_sum_chunks) and gathers the loss slots, and every rank takes the same Adam step. Step 2-3a: theta of this rank's chunks from the updated encoder, the
  * upward augmentation of their documents into fixed-point counts, summed over the ranks
  * exactly (datm_par_sum_i64). The caller (whai.c) takes the TLASGR step.
  *
@@ -30,22 +30,14 @@ enum { CH_LOSS = 0, CH_LOGLIK, CH_KL };   /* CH_KL + l - 1: KL(l) */
 struct whai_chunks {
     int64_t           C;
     int64_t           P;             /* encoder parameters */
-    size_t            slot_bytes;    /* P floats (rounded to 8 bytes), then 2 + L doubles */
-    unsigned char    *slots;         /* (C, slot_bytes) */
+    float            *grads;         /* (C, P) each chunk's gradient */
+    double           *sums;          /* (C, CH_KL + L) each chunk's loss terms */
     int               T;             /* workspaces: one per thread */
     datm_encoder_ws **ws;            /* (T) each for one chunk */
 };
 
-static float *slot_grad(whai_chunks *k, int64_t c)
-{
-    return (float *)(k->slots + (size_t)c * k->slot_bytes);
-}
-
-static double *slot_sums(whai_chunks *k, int64_t c)
-{
-    return (double *)(k->slots + (size_t)c * k->slot_bytes +
-                      (((size_t)k->P * sizeof(float) + 7) & ~(size_t)7));
-}
+static int n_sums(const whai_model *m) { return CH_KL + m->L; }
+static float *slot_grad(whai_chunks *k, int64_t c) { return k->grads + c * k->P; }
 
 void whai_chunks_destroy(whai_chunks **pk)
 {
@@ -53,7 +45,8 @@ void whai_chunks_destroy(whai_chunks **pk)
     if (!k) return;
     for (int t = 0; k->ws && t < k->T; t++) datm_encoder_ws_destroy(&k->ws[t]);
     datm_free(k->ws);
-    datm_free(k->slots);
+    datm_free(k->grads);
+    datm_free(k->sums);
     datm_free(k);
     *pk = NULL;
 }
@@ -77,11 +70,10 @@ int whai_chunks_create(whai_model *m, int64_t C, const whai_variant *v, datm_err
     if (!k) return DATM_E_NOMEM;
     k->C = C;
     k->P = m->enc->params.size;
-    k->slot_bytes = (((size_t)k->P * sizeof(float) + 7) & ~(size_t)7) +
-                    (size_t)(CH_KL + m->L) * sizeof(double);
-    k->slots = datm_alloc_array((size_t)C, k->slot_bytes, err);
+    k->grads = datm_alloc_array((size_t)(C * k->P), sizeof(float), err);
+    k->sums = k->grads ? datm_alloc_array((size_t)(C * n_sums(m)), sizeof(double), err) : NULL;
     k->T = omp_get_max_threads();
-    k->ws = k->slots ? datm_alloc_array((size_t)k->T, sizeof *k->ws, err) : NULL;
+    k->ws = k->sums ? datm_alloc_array((size_t)k->T, sizeof *k->ws, err) : NULL;
     int rc = k->ws ? DATM_OK : DATM_E_NOMEM;
     const int64_t cap = (m->B + C - 1) / C;
     for (int t = 0; t < k->T && !rc; t++)
@@ -154,7 +146,7 @@ static int chunk_grad(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const d
     int64_t r0, r1;
     datm_par_chunk_rows(X->n_rows, k->C, ch, &r0, &r1);
     float *g = slot_grad(k, ch);
-    double *sums = slot_sums(k, ch);
+    double *sums = k->sums + ch * n_sums(m);
     if (r1 <= r0) {   /* a short last mini-batch: fewer documents than chunks */
         memset(g, 0, (size_t)k->P * sizeof(float));
         memset(sums, 0, (size_t)(CH_KL + m->L) * sizeof(double));
@@ -207,27 +199,24 @@ static int chunk_theta(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const 
     return DATM_OK;
 }
 
-/* grad = the slots' gradients added in chunk order; el = the loss terms per document. */
-static void sum_slots(whai_model *m, float *grad, int64_t B, datm_encoder_loss *el)
+/* grad = the chunks' gradients added in chunk order (over the ranks); el = the loss terms
+ * per document. */
+static int sum_chunks(whai_model *m, float *grad, int64_t B, datm_encoder_loss *el,
+                      datm_error *err)
 {
     whai_chunks *k = m->chunks;
-    const int64_t P = k->P, C = k->C;
-#pragma omp parallel for schedule(static)
-    for (int64_t i0 = 0; i0 < P; i0 += 4096) {
-        const int64_t i1 = i0 + 4096 < P ? i0 + 4096 : P;
-        memcpy(grad + i0, slot_grad(k, 0) + i0, (size_t)(i1 - i0) * sizeof(float));
-        for (int64_t ch = 1; ch < C; ch++) {
-            const float *g = slot_grad(k, ch);
-            for (int64_t i = i0; i < i1; i++) grad[i] += g[i];
-        }
-    }
+    const int ns = n_sums(m);
+    int rc = datm_par_sum_chunks(k->grads, k->P, k->C, grad, err);
+    if (!rc) rc = datm_par_gather_slots(k->sums, (size_t)ns * sizeof(double), k->C, err);
+    if (rc) return rc;
     double tot[CH_KL + DATM_MAX_LAYERS] = {0};
-    for (int64_t ch = 0; ch < C; ch++)
-        for (int j = 0; j < CH_KL + m->L; j++) tot[j] += slot_sums(k, ch)[j];
+    for (int64_t ch = 0; ch < k->C; ch++)
+        for (int j = 0; j < ns; j++) tot[j] += k->sums[ch * ns + j];
     memset(el, 0, sizeof *el);
     el->loss = tot[CH_LOSS] / (double)B;
     el->loglik = tot[CH_LOGLIK] / (double)B;
     for (int l = 1; l <= m->L; l++) el->kl[l] = tot[CH_KL + l - 1] / (double)B;
+    return DATM_OK;
 }
 
 int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
@@ -244,11 +233,10 @@ int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
     for (int64_t s = 0; s < m->encoder_steps && !rc; s++) {
         grad_arg ga = {doc_ids, seed, purpose,
                        s == 0 ? step * 4 : ((uint64_t)1 << 40) + step * 16 + (uint64_t)s, klw};
-        rc = for_own_chunks(m, c, X, chunk_grad, &ga, err);
-        if (!rc) rc = datm_par_gather_slots(k->slots, k->slot_bytes, k->C, err);
-        if (rc) return rc;
         datm_encoder_loss l1, *lo = s == 0 ? el : &l1;
-        sum_slots(m, c->grad, B, lo);
+        rc = for_own_chunks(m, c, X, chunk_grad, &ga, err);
+        if (!rc) rc = sum_chunks(m, c->grad, B, lo, err);
+        if (rc) return rc;
         if (!isfinite(lo->loss))
             return datm_error_set(err, DATM_E_NUMERIC, "encoder: non-finite loss (loglik %.9g, "
                                   "kl(1) %.9g)", lo->loglik, lo->kl[1]);

@@ -5,6 +5,7 @@
 # - 2 ranks give /model, /metrics and /curves bit-identical to 1 rank, with 1 or 2 threads
 #   per rank (4 chunks per mini-batch); 3 ranks too (uneven: 1, 1, 2 chunks);
 # - rank 0 alone writes: the run directory holds one result and one log;
+# - dlda-tlasgr on 2 ranks is bit-identical to one process without chunks;
 # - a 2-rank run killed mid-way and resumed by 1 rank equals the uninterrupted run;
 # - more ranks than chunks is refused with a message naming the key, and ends every rank.
 set -u
@@ -36,6 +37,14 @@ check 'same "$tmp/r1" "$tmp/r3"' "3 ranks (uneven chunks) == 1 rank"
 check '[ "$(ls "$tmp/r2" | tr "\n" " ")" = "$(ls "$tmp/r1" | tr "\n" " ")" ]' \
     "rank 0 alone writes: $(ls "$tmp/r2" | tr '\n' ' ')"
 check 'grep -q "MPI: 2 ranks x 1 threads" "$tmp/r2/run.log"' "the log names the ranks"
+
+# DLDA-TLASGR: the documents' local chains spread over the ranks; equal to one process
+# without chunks (reduce_chunks 0) at every rank count
+"$datm" run "$PAR_DLDA" $PAR_DC data.dataset="$brown" threads=1 -o "$tmp/d0" --quiet > "$tmp/d0.txt" 2>&1
+check '[ -f "$tmp/d0/result.h5" ]' "dlda-tlasgr, one process: $(tail -1 "$tmp/d0.txt")"
+mpi 2 "$datm" run "$PAR_DLDA" $PAR_DC data.dataset="$brown" threads=1 train.reduce_chunks=4 \
+    -o "$tmp/d2" --quiet > "$tmp/d2.txt" 2>&1
+check 'same "$tmp/d0" "$tmp/d2"' "dlda-tlasgr: 2 ranks == one process: $(tail -1 "$tmp/d2.txt")"
 
 DATM_TEST_KILL_AT_ITER=12 mpi 2 -x DATM_TEST_KILL_AT_ITER "$datm" run "$PAR_SPEC" $C threads=1 \
     train.checkpoint_every=5 -o "$tmp/k" --quiet > "$tmp/k0.txt" 2>&1

@@ -15,3 +15,8 @@ PAR_C="model.layers=[32,16] model.kl_weight=[0.1,0.01] model.aug_gibbs_burn=0
    model.aug_gibbs_collect=0 train.epochs=1 train.eval_every=10 data.eval_docs=200
    train.eval_samples=3 evaluate.samples=3 evaluate.classify=false output.figures=false
    output.report=false output.topics=false"
+# the small DLDA-TLASGR spec: 2 layers, short local chains, 1 epoch
+PAR_DLDA=$SRC/experiments/brown/dlda-tlasgr.yaml
+PAR_DC="model.layers=[32,16] model.burnin_sweeps=4 model.collect_sweeps=2 model.test_burnin=5
+   train.epochs=1 train.eval_every=10 data.eval_docs=100 train.eval_samples=2 evaluate.samples=2
+   evaluate.classify=false output.figures=false output.report=false output.topics=false"

@@ -8,7 +8,8 @@
 #   1 chunk (the gradient is added in another order: float rounding);
 # - a run killed mid-way and resumed from its checkpoint equals the uninterrupted one;
 # - options the chunked iteration does not support, and more chunks than documents, are
-#   refused naming the key. tests/mpi_ranks.sh checks the same plan over MPI ranks.
+#   refused naming the key;
+# - dlda-tlasgr with 4 chunks is bit-identical to the one-process run. tests/mpi_ranks.sh checks the same plan over MPI ranks.
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh par_chunks
@@ -31,6 +32,12 @@ DATM_TEST_KILL_AT_ITER=12 "$datm" run "$PAR_SPEC" $C train.reduce_chunks=4 threa
 check '[ $? = 137 ] && [ -f "$tmp/k/checkpoints/ckpt-000000000010.h5" ]' "killed at 12 with a checkpoint at 10"
 "$datm" resume "$tmp/k" --threads 1 --quiet > "$tmp/k.txt" 2>&1; rc=$?
 check '[ $rc = 0 ] && same "$tmp/k" "$tmp/c4t1"' "resumed (1 thread) == uninterrupted: $(tail -1 "$tmp/k.txt")"
+
+# DLDA-TLASGR: each document's local chain is its own, and the two float sums are added in
+# one process's order: chunks change nothing
+run_ok "$PAR_DLDA" "$tmp/d0" $PAR_DC data.dataset="$brown" threads=1
+run_ok "$PAR_DLDA" "$tmp/d4" $PAR_DC data.dataset="$brown" threads=2 train.reduce_chunks=4
+check 'same "$tmp/d0" "$tmp/d4"' "dlda-tlasgr: 4 chunks, 2 threads == the one-process run"
 
 "$datm" run "$PAR_SPEC" $C train.reduce_chunks=4 model.aug_gibbs_burn=2 \
     model.aug_gibbs_collect=2 -o "$tmp/bad1" --quiet > "$tmp/bad1.txt" 2>&1; rc=$?

@@ -43,14 +43,26 @@ void datm_par_own(int64_t C, int64_t *c0, int64_t *c1);
 /* Rows [r0, r1) of chunk c of a mini-batch of B rows. */
 void datm_par_chunk_rows(int64_t B, int64_t C, int64_t c, int64_t *r0, int64_t *r1);
 
+/* out (n) = slots[0] + slots[1] + ... + slots[C-1], added in that order, on every rank;
+ * slots (C, n) holds this rank's chunks (datm_par_own; the other rows are scratch). With R
+ * ranks each rank adds the C rows of its 1/R of the entries (a reduce-scatter whose order is
+ * the chunks') and the ranks then exchange their parts: a rank sends (C/R + 1)(R - 1)/R x 4n
+ * bytes, about what a ring allreduce of n floats sends when C = R. */
+int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err);
+/* The fixed-order sum itself, entries [i0, i1): out[i] = rows[0][i] + ... (rows (C, stride)). */
+void datm_par_add_rows(const float *rows, int64_t C, int64_t stride, int64_t i0, int64_t i1,
+                       float *out);
 /* buf holds C slots of slot_bytes each; this rank has filled its own (datm_par_own); on
- * return every slot is filled on every rank. */
+ * return every slot is filled on every rank (small data: loss sums, per-document values). */
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err);
 /* x (n) = the element-wise sum of every rank's x (exact). */
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err);
 
-/* Traffic of this rank since the start: bytes it handed to collectives (its own slots, its
- * count vectors) and collective calls, for the benchmark and the run log. */
+/* Traffic of this rank since the start, for the benchmark and the run log: bytes_sent, the
+ * bytes of this rank's own data that other ranks receive (its chunks' parts for the others
+ * and its summed part to each other rank in datm_par_sum_chunks, its slots to each other
+ * rank in datm_par_gather_slots, its counts once in datm_par_sum_i64; 0 with one rank), and
+ * the collective calls. */
 typedef struct datm_par_traffic { int64_t bytes_sent, calls; } datm_par_traffic;
 void datm_par_traffic_get(datm_par_traffic *t);
 

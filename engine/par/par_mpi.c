@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "par/par.h"
 
@@ -12,6 +13,12 @@ static datm_par_traffic g_traffic;
 int datm_par_init(int *argc, char ***argv)
 {
     int provided = 0;
+    /* A rank that waits in a collective yields its core instead of polling (OpenMPI polls
+     * when a node is not oversubscribed by its own count, which ignores other processes): on
+     * a shared machine the polling rank takes the core the rank it waits for needs, the way
+     * spinning OpenMP threads do (the OMP_WAIT_POLICY=passive default, math/runtime_env.c).
+     * A value set by the user is kept. */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
     /* FUNNELED: only the main thread calls MPI; OpenMP threads work between the calls */
     if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return DATM_E_IO;
@@ -52,13 +59,71 @@ int datm_par_barrier(datm_error *err)
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "barrier");
 }
 
+/* Entries [n q / R, n (q + 1) / R) are rank q's part of a sum. */
+static int64_t part0(int64_t n, int q) { return n * q / g_size; }
+
+int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+{
+    g_traffic.calls++;
+    if (g_size == 1) {
+        datm_par_add_rows(slots, C, n, 0, n, out);
+        return DATM_OK;
+    }
+    const int R = g_size;
+    int64_t c0, c1;
+    datm_par_own(C, &c0, &c1);
+    const int64_t my0 = part0(n, g_rank), my1 = part0(n, g_rank + 1), m = my1 - my0;
+    if ((double)C * (double)n > (double)INT_MAX)
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "MPI: %lld chunks of %lld floats exceed "
+                              "one collective's counts; use fewer train.reduce_chunks",
+                              (long long)C, (long long)n);
+    /* send: for each rank q, q's part of each of this rank's chunks; receive: this rank's part
+     * of every chunk, in chunk order (ranks hold ascending chunk ranges) */
+    float *sbuf = malloc((size_t)((c1 - c0) * n + C * m + 1) * sizeof(float));
+    int *cnt = malloc(4 * (size_t)R * sizeof(int));
+    if (!sbuf || !cnt) {
+        free(sbuf);
+        free(cnt);
+        return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
+    }
+    float *rbuf = sbuf + (c1 - c0) * n;
+    int *sdis = cnt + R, *rcnt = cnt + 2 * R, *rdis = cnt + 3 * R;
+    int64_t o = 0;
+    for (int q = 0; q < R; q++) {
+        const int64_t a = part0(n, q), len = part0(n, q + 1) - a;
+        sdis[q] = (int)o;
+        for (int64_t c = c0; c < c1; c++, o += len)
+            memcpy(sbuf + o, slots + c * n + a, (size_t)len * sizeof(float));
+        cnt[q] = (int)(o - sdis[q]);
+        const int64_t qc0 = C * q / R, qc1 = C * (q + 1) / R;
+        rcnt[q] = (int)((qc1 - qc0) * m);
+        rdis[q] = (int)(qc0 * m);
+        if (q != g_rank) g_traffic.bytes_sent += (int64_t)cnt[q] * (int64_t)sizeof(float);
+    }
+    int rc = MPI_Alltoallv(sbuf, cnt, sdis, MPI_FLOAT, rbuf, rcnt, rdis, MPI_FLOAT,
+                           MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS) {
+        datm_par_add_rows(rbuf, C, m, 0, m, out + my0);
+        for (int q = 0; q < R; q++) {
+            rcnt[q] = (int)(part0(n, q + 1) - part0(n, q));
+            rdis[q] = (int)part0(n, q);
+        }
+        g_traffic.bytes_sent += (R - 1) * m * (int64_t)sizeof(float);
+        rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcnt, rdis, MPI_FLOAT,
+                            MPI_COMM_WORLD);
+    }
+    free(sbuf);
+    free(cnt);
+    return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "reduce-scatter of the chunk sums");
+}
+
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
 {
     int64_t c0, c1;
     datm_par_own(C, &c0, &c1);
     g_traffic.calls++;
-    g_traffic.bytes_sent += (c1 - c0) * (int64_t)slot_bytes;
     if (g_size == 1) return DATM_OK;
+    g_traffic.bytes_sent += (g_size - 1) * (c1 - c0) * (int64_t)slot_bytes;
     if ((double)C * (double)slot_bytes > (double)INT_MAX)
         return datm_error_set(err, DATM_E_UNSUPPORTED, "MPI: %lld chunks of %zu bytes exceed "
                               "one collective's 2 GB; use fewer train.reduce_chunks",
@@ -80,8 +145,8 @@ int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *e
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
 {
     g_traffic.calls++;
-    g_traffic.bytes_sent += n * (int64_t)sizeof *x;
     if (g_size == 1) return DATM_OK;
+    g_traffic.bytes_sent += n * (int64_t)sizeof *x;
     for (int64_t o = 0; o < n; o += INT_MAX / 2) {   /* counts of one call fit an int */
         const int m = (int)(n - o < INT_MAX / 2 ? n - o : INT_MAX / 2);
         int rc = MPI_Allreduce(MPI_IN_PLACE, x + o, m, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);

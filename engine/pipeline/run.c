@@ -326,6 +326,7 @@ static int train_stage(run_ctx *c, datm_error *err)
     const char *int_env = getenv("DATM_TEST_SIGINT_AT_ITER");   /* tests: Ctrl-C at a batch */
     const int64_t int_at = int_env ? atoll(int_env) : -1;
     batch_src src;
+    const int64_t first = c->st.iteration;   /* resume: the mini-batches before are done */
     int rc = src_open(c, &src, err);
     if (rc) return rc;
     datm_progress prog;
@@ -391,6 +392,16 @@ static int train_stage(run_ctx *c, datm_error *err)
     datm_progress_end(&prog);
     datm_free(labels);
     src_close(&src);
+    if (!rc && datm_par_chunks() > 0 && c->st.iteration > first) {
+        /* what this rank exchanged (docs/scaling.md's bytes per step) */
+        datm_par_traffic t;
+        datm_par_traffic_get(&t);
+        const int64_t steps = c->st.iteration - first;
+        datm_info("MPI: rank %d of %d handed %lld bytes to %lld collectives over %lld "
+                  "mini-batches: %.0f bytes a mini-batch", datm_par_rank(), datm_par_size(),
+                  (long long)t.bytes_sent, (long long)t.calls, (long long)steps,
+                  (double)t.bytes_sent / (double)steps);
+    }
     return rc;
 }
 

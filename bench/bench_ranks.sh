@@ -1,0 +1,62 @@
+#!/bin/bash
+# bench/bench_ranks.sh DATM CORPUS [ROUNDS]: MPI ranks against OpenMP threads on the same work
+# (docs/scaling.md). DATM is an MPI build of datm (-DDATM_MPI=ON), CORPUS a sharded corpus
+# (`datm corpus synth --out CORPUS --docs 20000 --vocab 5000 --layers 128,64,32`). One epoch
+# of WHAI 128-64-32 (B = 200, streamed, no evaluation) in each configuration:
+#   1x1 C=0   one process, one thread, the one-process reduction (train.reduce_chunks 0)
+#   1x1       mpirun -n 1, one thread, C chunks a mini-batch
+#   1x2       mpirun -n 1, two threads, C chunks
+#   2x1       mpirun -n 2, one thread each, C chunks
+# and prints per run the training time (/metrics/train_s: the mini-batches only), the speed-up
+# over 1x1 of the same round, the bytes rank 0 handed to collectives per mini-batch (run.log)
+# and `uptime`'s load average before and after; the 8-chunk runs must give the same /model
+# (checked). ROUNDS (default 1) repeats the four, interleaved, so that a change of the
+# machine's load shows. BENCH_CHUNKS sets C (default 8). Not a CTest test: its figures depend on the machine.
+set -u
+datm=${1:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}
+corpus=$(cd "${2:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}" && pwd)
+rounds=${3:-1}
+src=$(cd "$(dirname "$0")/.." && pwd)
+"$datm" --version | grep -q "^MPI: yes" || { echo "$datm is not an MPI build" >&2; exit 2; }
+tmp=$(mktemp -d /tmp/bench_ranks_XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+args=(model.layers=[128,64,32] model.kl_weight=[0.1,0.01,0.001] model.aug_gibbs_burn=0
+      model.aug_gibbs_collect=0 model.eval_globals=fixed train.epochs=1 train.batch_size=200
+      data.dataset="$corpus" data.stream=true data.eval_docs=50 train.eval_samples=1
+      evaluate.perplexity=false evaluate.classify=false output.figures=false
+      output.report=false output.topics=false)
+load() { uptime | sed 's/.*load average: //'; }
+train_s() { h5dump -d /metrics/train_s "$1/result.h5" | awk '/\(0\)/ {print $2}'; }
+model() { h5dump -d /model/phi_1 -d /model/encoder/l1.W3 -m %.9g "$1/result.h5" | grep -v '^HDF5 "' |
+          md5sum | cut -c1-12; }
+chunks=${BENCH_CHUNKS:-8}
+# run NAME RANKS THREADS CHUNKS
+run() {
+    local name=$1 n=$2 t=$3 c=$4 l0 out=$tmp/$1.$r
+    l0=$(load)
+    if [ "$c" = 0 ]; then
+        "$datm" run "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
+            train.reduce_chunks=0 -o "$out" --quiet > "$out.txt" 2>&1
+    else
+        mpirun --oversubscribe --allow-run-as-root -n "$n" "$datm" run \
+            "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
+            train.reduce_chunks="$c" -o "$out" --quiet > "$out.txt" 2>&1
+    fi || { echo "$name failed: $(tail -3 "$out.txt")"; exit 1; }
+    local s b
+    s=$(train_s "$out")
+    b=$(sed -n 's/.*: \([0-9]*\) bytes a mini-batch/\1/p' "$out/run.log")
+    [ "$name" = 1x1 ] && base=$s
+    printf "%-7s %2d x %d  C=%d  train %7.2f s  speed-up %5.2f  bytes/step/rank %9s  model %s  load %s -> %s\n" \
+        "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$(model "$out")" \
+        "$l0" "$(load)"
+}
+echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+echo "corpus: $corpus ($(ls "$corpus/train.shards" | wc -l) files)"
+for r in $(seq 1 "$rounds"); do
+    echo "round $r"
+    base=0
+    run 1x1 1 1 "$chunks"
+    run 1x1C0 1 1 0
+    run 1x2 1 2 "$chunks"
+    run 2x1 2 1 "$chunks"
+done
