@@ -8,8 +8,9 @@
 #   1x2       mpirun -n 1, two threads, C chunks
 #   2x1       mpirun -n 2, one thread each, C chunks
 # and prints per run the training time (/metrics/train_s: the mini-batches only), the speed-up
-# over 1x1 of the same round, the bytes rank 0 handed to collectives per mini-batch (run.log)
-# and `uptime`'s load average before and after; the 8-chunk runs must give the same /model
+# over 1x1 of the same round, from rank 0's run.log the bytes it sent other ranks per
+# mini-batch, its wall time inside collectives and its process CPU time in training, and
+# `uptime`'s load average before and after; the 8-chunk runs must give the same /model
 # (checked). ROUNDS (default 1) repeats the four, interleaved, so that a change of the
 # machine's load shows. BENCH_CHUNKS sets C (default 8). Not a CTest test: its figures depend on the machine.
 set -u
@@ -42,13 +43,14 @@ run() {
             "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks="$c" -o "$out" --quiet > "$out.txt" 2>&1
     fi || { echo "$name failed: $(tail -3 "$out.txt")"; exit 1; }
-    local s b
+    local s b w
     s=$(train_s "$out")
-    b=$(sed -n 's/.*: \([0-9]*\) bytes a mini-batch/\1/p' "$out/run.log")
+    b=$(sed -n 's/.*: \([0-9]*\) bytes a mini-batch.*/\1/p' "$out/run.log")
+    w=$(sed -n 's/.*; \([0-9.]*\) s in collectives, \([0-9.]*\) s process CPU.*/\1 \2/p' "$out/run.log")
     [ "$name" = 1x1 ] && base=$s
-    printf "%-7s %2d x %d  C=%d  train %7.2f s  speed-up %5.2f  bytes/step/rank %9s  model %s  load %s -> %s\n" \
-        "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$(model "$out")" \
-        "$l0" "$(load)"
+    printf "%-7s %2d x %d  C=%d  train %7.2f s  speed-up %5.2f  bytes/step/rank %9s  rank 0: %5s s in collectives, %6s s CPU  model %s  load %s -> %s\n" \
+        "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "${w% *}" "${w#* }" \
+        "$(model "$out")" "$l0" "$(load)"
 }
 echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 echo "corpus: $corpus ($(ls "$corpus/train.shards" | wc -l) files)"

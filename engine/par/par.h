@@ -55,15 +55,19 @@ void datm_par_add_rows(const float *rows, int64_t C, int64_t stride, int64_t i0,
 /* buf holds C slots of slot_bytes each; this rank has filled its own (datm_par_own); on
  * return every slot is filled on every rank (small data: loss sums, per-document values). */
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err);
-/* x (n) = the element-wise sum of every rank's x (exact). */
+/* x (n) = the element-wise sum of every rank's x (exact): the nonzeros as (index, value)
+ * pairs when all ranks' pairs are fewer than n / 2, else the dense vector (MPI_Allreduce). */
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err);
 
 /* Traffic of this rank since the start, for the benchmark and the run log: bytes_sent, the
  * bytes of this rank's own data that other ranks receive (its chunks' parts for the others
  * and its summed part to each other rank in datm_par_sum_chunks, its slots to each other
  * rank in datm_par_gather_slots, its counts once in datm_par_sum_i64; 0 with one rank), and
- * the collective calls. */
-typedef struct datm_par_traffic { int64_t bytes_sent, calls; } datm_par_traffic;
+ * the collective calls, and the wall time spent in them. */
+typedef struct datm_par_traffic {
+    int64_t bytes_sent, calls;
+    double  wait_s;   /* wall time inside the collectives (waiting for the other ranks too) */
+} datm_par_traffic;
 void datm_par_traffic_get(datm_par_traffic *t);
 
 #endif

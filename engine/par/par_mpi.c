@@ -1,5 +1,7 @@
-/* engine/par/par_mpi.c: the ranks of par.h over MPI (MPI_COMM_WORLD): slots by
- * MPI_Allgatherv, counts by MPI_Allreduce (integer sum, exact in any order). */
+/* engine/par/par_mpi.c: the ranks of par.h over MPI (MPI_COMM_WORLD): chunk sums by a
+ * reduce-scatter in chunk order (MPI_Alltoallv) and an MPI_Allgatherv of the parts, small
+ * slots by MPI_Allgatherv, integer counts as sparse pairs (MPI_Allgatherv) or dense
+ * (MPI_Allreduce), exact in any order. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -62,7 +64,7 @@ int datm_par_barrier(datm_error *err)
 /* Entries [n q / R, n (q + 1) / R) are rank q's part of a sum. */
 static int64_t part0(int64_t n, int q) { return n * q / g_size; }
 
-int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+static int sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
     g_traffic.calls++;
     if (g_size == 1) {
@@ -117,7 +119,7 @@ int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_err
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "reduce-scatter of the chunk sums");
 }
 
-int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
+static int gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
 {
     int64_t c0, c1;
     datm_par_own(C, &c0, &c1);
@@ -142,10 +144,8 @@ int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *e
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the chunk sums");
 }
 
-int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
+static int sum_i64_dense(int64_t *x, int64_t n, datm_error *err)
 {
-    g_traffic.calls++;
-    if (g_size == 1) return DATM_OK;
     g_traffic.bytes_sent += n * (int64_t)sizeof *x;
     for (int64_t o = 0; o < n; o += INT_MAX / 2) {   /* counts of one call fit an int */
         const int m = (int)(n - o < INT_MAX / 2 ? n - o : INT_MAX / 2);
@@ -153,6 +153,82 @@ int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
         if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "allreduce of the counts");
     }
     return DATM_OK;
+}
+
+/* The counts of a mini-batch are mostly zero (at most one nonzero per token in Phi(1)'s
+ * V x K_1): each rank sends its nonzeros as (index, value) pairs to every other rank, which
+ * add them (integers: exact in any order). Used when the pairs of all ranks together take
+ * fewer bytes than the dense vector. */
+static int sum_i64(int64_t *x, int64_t n, datm_error *err)
+{
+    g_traffic.calls++;
+    if (g_size == 1) return DATM_OK;
+    int64_t nz = 0;
+    for (int64_t i = 0; i < n; i++) nz += x[i] != 0;
+    int64_t *nzs = malloc((size_t)g_size * sizeof *nzs);
+    if (!nzs) return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
+    int rc = MPI_Allgather(&nz, 1, MPI_INT64_T, nzs, 1, MPI_INT64_T, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) { free(nzs); return mpi_fail(err, rc, "allgather of count sizes"); }
+    int64_t total = 0;
+    for (int r = 0; r < g_size; r++) total += nzs[r];
+    /* the same decision on every rank: it depends on the gathered sizes only */
+    if (2 * total >= n || 2 * total > INT_MAX) { free(nzs); return sum_i64_dense(x, n, err); }
+    int64_t *pairs = malloc((size_t)(2 * total + 2) * sizeof *pairs);
+    int *cnt = malloc(2 * (size_t)g_size * sizeof *cnt);
+    if (!pairs || !cnt) {
+        free(nzs);
+        free(pairs);
+        free(cnt);
+        return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
+    }
+    int *dis = cnt + g_size;
+    int64_t o = 0;
+    for (int r = 0; r < g_size; r++) {
+        cnt[r] = (int)(2 * nzs[r]);
+        dis[r] = (int)o;
+        o += 2 * nzs[r];
+    }
+    int64_t *mine = pairs + dis[g_rank];
+    for (int64_t i = 0, j = 0; i < n; i++)
+        if (x[i] != 0) { mine[j++] = i; mine[j++] = x[i]; }
+    g_traffic.bytes_sent += (g_size - 1) * 2 * nz * (int64_t)sizeof *x;
+    rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pairs, cnt, dis, MPI_INT64_T,
+                        MPI_COMM_WORLD);
+    if (rc == MPI_SUCCESS)
+        for (int r = 0; r < g_size; r++) {
+            if (r == g_rank) continue;
+            const int64_t *p = pairs + dis[r];
+            for (int64_t j = 0; j < nzs[r]; j++) x[p[2 * j]] += p[2 * j + 1];
+        }
+    free(nzs);
+    free(pairs);
+    free(cnt);
+    return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the counts");
+}
+
+/* the collectives, timed */
+int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+{
+    const double t0 = datm_time_now();
+    int rc = sum_chunks(slots, n, C, out, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    return rc;
+}
+
+int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
+{
+    const double t0 = datm_time_now();
+    int rc = gather_slots(buf, slot_bytes, C, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    return rc;
+}
+
+int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
+{
+    const double t0 = datm_time_now();
+    int rc = sum_i64(x, n, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    return rc;
 }
 
 void datm_par_traffic_get(datm_par_traffic *t) { *t = g_traffic; }

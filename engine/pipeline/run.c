@@ -327,6 +327,7 @@ static int train_stage(run_ctx *c, datm_error *err)
     const int64_t int_at = int_env ? atoll(int_env) : -1;
     batch_src src;
     const int64_t first = c->st.iteration;   /* resume: the mini-batches before are done */
+    const double cpu0 = datm_time_cpu();
     int rc = src_open(c, &src, err);
     if (rc) return rc;
     datm_progress prog;
@@ -397,10 +398,11 @@ static int train_stage(run_ctx *c, datm_error *err)
         datm_par_traffic t;
         datm_par_traffic_get(&t);
         const int64_t steps = c->st.iteration - first;
-        datm_info("MPI: rank %d of %d handed %lld bytes to %lld collectives over %lld "
-                  "mini-batches: %.0f bytes a mini-batch", datm_par_rank(), datm_par_size(),
+        datm_info("MPI: rank %d of %d sent %lld bytes in %lld collectives over %lld "
+                  "mini-batches: %.0f bytes a mini-batch; %.2f s in collectives, %.2f s "
+                  "process CPU in training", datm_par_rank(), datm_par_size(),
                   (long long)t.bytes_sent, (long long)t.calls, (long long)steps,
-                  (double)t.bytes_sent / (double)steps);
+                  (double)t.bytes_sent / (double)steps, t.wait_s, datm_time_cpu() - cpu0);
     }
     return rc;
 }
