@@ -9,10 +9,15 @@
 #   2x1       mpirun -n 2, one thread each, C chunks
 # and prints per run the training time (/metrics/train_s: the mini-batches only), the speed-up
 # over 1x1 of the same round, from rank 0's run.log the bytes it sent other ranks per
-# mini-batch, its wall time inside collectives and its process CPU time in training, and
-# `uptime`'s load average before and after; the 8-chunk runs must give the same /model
+# mini-batch, its wall and CPU time inside collectives (MPI polls while it waits), its
+# process CPU time in training and that CPU time outside the collectives (the work itself:
+# on a machine whose cores other processes hold, the steadier figure; "1x1 / this" is the
+# speed-up it implies when every rank has a core of its own; 0 for threads, whose CPU times
+# add up), and `uptime`'s load average
+# before and after; the 8-chunk runs must give the same /model
 # (checked). ROUNDS (default 1) repeats the four, interleaved, so that a change of the
-# machine's load shows. BENCH_CHUNKS sets C (default 8). Not a CTest test: its figures depend on the machine.
+# machine's load shows. BENCH_CHUNKS sets C (default 8), BENCH_BATCH the mini-batch size B
+# (default 200). Not a CTest test: its figures depend on the machine.
 set -u
 datm=${1:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}
 corpus=$(cd "${2:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}" && pwd)
@@ -22,7 +27,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d /tmp/bench_ranks_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 args=(model.layers=[128,64,32] model.kl_weight=[0.1,0.01,0.001] model.aug_gibbs_burn=0
-      model.aug_gibbs_collect=0 model.eval_globals=fixed train.epochs=1 train.batch_size=200
+      model.aug_gibbs_collect=0 model.eval_globals=fixed train.epochs=1
+      train.batch_size="${BENCH_BATCH:-200}"
       data.dataset="$corpus" data.stream=true data.eval_docs=50 train.eval_samples=1
       evaluate.perplexity=false evaluate.classify=false output.figures=false
       output.report=false output.topics=false)
@@ -46,10 +52,16 @@ run() {
     local s b w
     s=$(train_s "$out")
     b=$(sed -n 's/.*: \([0-9]*\) bytes a mini-batch.*/\1/p' "$out/run.log")
-    w=$(sed -n 's/.*; \([0-9.]*\) s in collectives, \([0-9.]*\) s process CPU.*/\1 \2/p' "$out/run.log")
-    [ "$name" = 1x1 ] && base=$s
-    printf "%-7s %2d x %d  C=%d  train %7.2f s  speed-up %5.2f  bytes/step/rank %9s  rank 0: %5s s in collectives, %6s s CPU  model %s  load %s -> %s\n" \
-        "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "${w% *}" "${w#* }" \
+    w=$(sed -n 's/.*; \([0-9.]*\) s in collectives (\([0-9.]*\) s of CPU), \([0-9.]*\) s process CPU.*/\1 \2 \3/p' "$out/run.log")
+    local ws=- wc=- cpu=- comp=-
+    if [ -n "$w" ]; then
+        read -r ws wc cpu <<< "$w"
+        comp=$(echo "$cpu - $wc" | bc -l)
+    fi
+    [ "$name" = 1x1 ] && { base=$s; cbase=$comp; }
+    printf "%-7s %d x %d  C=%d  train %6.2f s  speed-up %4.2f  bytes/step/rank %8s  rank 0: collectives %5s s wall %5s s CPU, CPU %5s s, outside collectives %5.2f s (1x1 / this %4.2f)  model %s  load %s -> %s\n" \
+        "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$ws" "$wc" "$cpu" \
+        "${comp/-/0}" "$( [ "$comp" = - ] || [ "$t" != 1 ] && echo 0 || echo "$cbase / $comp" | bc -l)" \
         "$(model "$out")" "$l0" "$(load)"
 }
 echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

@@ -67,6 +67,7 @@ int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err);
 typedef struct datm_par_traffic {
     int64_t bytes_sent, calls;
     double  wait_s;   /* wall time inside the collectives (waiting for the other ranks too) */
+    double  wait_cpu_s;   /* process CPU time inside them (MPI polls while it waits) */
 } datm_par_traffic;
 void datm_par_traffic_get(datm_par_traffic *t);
 

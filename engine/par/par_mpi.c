@@ -209,25 +209,28 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
 /* the collectives, timed */
 int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
-    const double t0 = datm_time_now();
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
     int rc = sum_chunks(slots, n, C, out, err);
     g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
     return rc;
 }
 
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
 {
-    const double t0 = datm_time_now();
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
     int rc = gather_slots(buf, slot_bytes, C, err);
     g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
     return rc;
 }
 
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
 {
-    const double t0 = datm_time_now();
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
     int rc = sum_i64(x, n, err);
     g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
     return rc;
 }
 

@@ -399,10 +399,11 @@ static int train_stage(run_ctx *c, datm_error *err)
         datm_par_traffic_get(&t);
         const int64_t steps = c->st.iteration - first;
         datm_info("MPI: rank %d of %d sent %lld bytes in %lld collectives over %lld "
-                  "mini-batches: %.0f bytes a mini-batch; %.2f s in collectives, %.2f s "
-                  "process CPU in training", datm_par_rank(), datm_par_size(),
+                  "mini-batches: %.0f bytes a mini-batch; %.2f s in collectives (%.2f s of "
+                  "CPU), %.2f s process CPU in training", datm_par_rank(), datm_par_size(),
                   (long long)t.bytes_sent, (long long)t.calls, (long long)steps,
-                  (double)t.bytes_sent / (double)steps, t.wait_s, datm_time_cpu() - cpu0);
+                  (double)t.bytes_sent / (double)steps, t.wait_s, t.wait_cpu_s,
+                  datm_time_cpu() - cpu0);
     }
     return rc;
 }
