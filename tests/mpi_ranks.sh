@@ -7,7 +7,8 @@
 # - rank 0 alone writes: the run directory holds one result and one log;
 # - dlda-tlasgr on 2 ranks is bit-identical to one process without chunks;
 # - a 2-rank run killed mid-way and resumed by 1 rank equals the uninterrupted run;
-# - more ranks than chunks is refused with a message naming the key, and ends every rank.
+# - more ranks than chunks is refused with a message naming the key, and ends every rank;
+#   a command other than run and resume is refused on several ranks before it writes.
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh par_mpi
@@ -57,4 +58,7 @@ timeout 120 mpirun --oversubscribe --allow-run-as-root -n 3 "$datm" run "$PAR_SP
     train.reduce_chunks=2 -o "$tmp/bad" --quiet > "$tmp/bad.txt" 2>&1; rc=$?
 check '[ $rc != 0 ] && [ $rc != 124 ] && grep -q "needs train.reduce_chunks >= 3" "$tmp/bad.txt"' \
     "3 ranks, 2 chunks: refused (exit $rc), no rank left waiting"
+mpi 2 "$datm" corpus synth --out "$tmp/syn" --docs 10 --quiet > "$tmp/syn.txt" 2>&1; rc=$?
+check '[ $rc != 0 ] && grep -q "only run and resume work on several MPI ranks" "$tmp/syn.txt" && [ ! -e "$tmp/syn" ]' \
+    "another command on 2 ranks is refused before it writes (exit $rc)"
 exit $fail

@@ -202,7 +202,10 @@ static void run_help(FILE *f)
             "message and a progress line each minute (follow it with tail -f).\n"
             "OpenMP threads sleep at barriers (OMP_WAIT_POLICY=passive, set at start-up unless\n"
             "OMP_WAIT_POLICY or GOMP_SPINCOUNT is set): spin-waiting made N > 1 several times\n"
-            "slower on a machine shared with other busy processes.\n");
+            "slower on a machine shared with other busy processes.\n"
+            "Data-parallel over MPI ranks (a build with -DDATM_MPI=ON; datm --version says):\n"
+            "'mpirun -n R datm run SPEC train.reduce_chunks=C' with R <= C: the same numbers\n"
+            "for any R; rank 0 writes DIR; resume on any number of ranks (docs/scaling.md).\n");
 }
 
 int datm_cmd_run(int argc, char **argv)

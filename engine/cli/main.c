@@ -97,6 +97,15 @@ static int dispatch(int argc, char **argv)
     }
     for (const datm_cli_command *c = commands; c->name; c++)
         if (!strcmp(argv[1], c->name)) {
+            /* on several MPI ranks only training is data-parallel; any other command would
+             * run once per rank, each writing the same files */
+            if (datm_par_size() > 1 && strcmp(c->name, "run") && strcmp(c->name, "resume")) {
+                if (datm_par_rank() == 0)
+                    fprintf(stderr, "datm %s: not a data-parallel command; of the commands "
+                            "only run and resume work on several MPI ranks (run it without "
+                            "mpirun)\n", c->name);
+                return DATM_EXIT_USAGE;
+            }
             int rc = datm_cli_plugins(&argc, argv);   /* --plugin, DATM_PLUGIN_PATH */
             return rc ? rc : c->run(argc - 1, argv + 1);
         }
