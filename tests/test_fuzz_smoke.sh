@@ -1,7 +1,8 @@
 #!/bin/bash
 # ctest-labels: unit  ctest-timeout: 300
-# tests/test_fuzz_smoke.sh: the harnesses of tests/fuzz (docword, corpus, spec, result,
-# checkpoint) as plain programs of this build (fuzz_replay_HARNESS, tests/fuzz/replay_main.c):
+# tests/test_fuzz_smoke.sh: the harnesses of tests/fuzz (docword, corpus, spec, pipeline,
+# result, checkpoint) as plain programs of this build (fuzz_replay_HARNESS,
+# tests/fuzz/replay_main.c):
 # each runs on every kept input of tests/fuzz/corpus/HARNESS (seeds and the inputs of past
 # findings) and on DATM_FUZZ_MUTANTS (default 30) seeded mutants of each; any crash, abort
 # (a harness's property failed: a reader accepted what it must reject, a failure without a
@@ -15,7 +16,7 @@ bld="${DATM_BUILD_DIR:-$src/build}"
 fz="${DATM_FUZZ_DIR:-}"
 mutants="${DATM_FUZZ_MUTANTS:-30}"
 secs="${DATM_FUZZ_SECONDS:-3}"
-harnesses="docword corpus spec result checkpoint"
+harnesses="docword corpus spec pipeline result checkpoint"
 for h in $harnesses; do
   [ -x "$bld/tests/fuzz_replay_$h" ] || { echo "skipped: $bld/tests/fuzz_replay_$h not built"; exit 77; }
 done

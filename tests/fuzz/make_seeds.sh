@@ -9,7 +9,7 @@ datm=$(readlink -f "${1:?usage: make_seeds.sh DATM_BINARY}")
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 c="$here/corpus"
-mkdir -p "$c"/{docword,corpus,spec,result,checkpoint}
+mkdir -p "$c"/{docword,corpus,spec,pipeline,result,checkpoint}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -36,6 +36,22 @@ done
   > "$c/spec/seed-overrides"
 { cat "$src/experiments/brown/whai.yaml"; printf '\0model.layers=[8,4]\0model.kl_weight=[1,2]\0seed=7'; } \
   > "$c/spec/seed-overrides-lists"
+
+# ---- pipelines: the repository's pipeline files, and small ones over a spec s.yaml given
+# after "#--" (a third part names the profile; data set fz: see fuzz_pipeline.c) ----
+for f in "$src"/pipelines/*.yaml "$src"/examples/plugin/compare.yaml; do
+  cp "$f" "$c/pipeline/seed-$(basename "$f" .yaml)"
+done
+sp='data: {dataset: fz}\nmodel: {variant: whai, layers: [8, 4]}\ntrain: {epochs: 2}\n'
+printf 'name: p\nruns:\n  - {id: a, spec: s.yaml, overrides: [seed=2], labels: {k: "1"}}\n#--\n%b' "$sp" \
+  > "$c/pipeline/seed-one-run"
+printf '%s\n' 'name: q' 'default_profile: quick' 'profiles:' '  quick: {overrides: [train.epochs=1]}' \
+  'matrix:' '  - id: "w_{s}"' '    spec: s.yaml' '    axes: {s: ["1", "2"]}' '    overrides: ["seed={s}"]' \
+  'references:' '  paper: {w_1: {perplexity: 900}}' 'tables:' '  t: {runs: ["w_*"], rows: [id], values: [{metric: perplexity}]}' \
+  'figures:' '  f: {kind: curves, runs: ["w_*"], x: iteration, y: perplexity}' 'claims:' \
+  '  c: {text: t, forall: {s: ["1", "2"]}, expr: "w_{s}.perplexity < 2 * w_1.perplexity@paper and not (1 > 2)"}' \
+  > "$c/pipeline/seed-matrix"
+{ cat "$c/pipeline/seed-matrix"; printf '#--\n%b#--\nquick\n' "$sp"; } > "$c/pipeline/seed-matrix-profile"
 
 # ---- a tiny run: result files and checkpoints ----
 mkdir -p "$tmp/fuzzset"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/run_fuzz.sh HARNESS SECONDS [FUZZ_BUILD_DIR] [WORK_DIR]: fuzzes one harness
-# (docword, corpus, spec, result, checkpoint) at low priority for SECONDS. New inputs go to
+# (docword, corpus, spec, pipeline, result, checkpoint) at low priority for SECONDS. New inputs go to
 # WORK_DIR/HARNESS (default /tmp/datm_fuzz_work), crashes to WORK_DIR/HARNESS-artifacts; the
 # kept corpus tests/fuzz/corpus/HARNESS is read, never written. Keep a finding by copying its
 # (minimised: -minimize_crash=1) input into tests/fuzz/corpus/HARNESS after the fix.
