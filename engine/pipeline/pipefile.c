@@ -416,23 +416,23 @@ static void add_run(pipe_ctx *c, const run_tmpl *t, int n_axes, char axis[][64],
         r->kind = DATM_PIPE_RUN_SPEC;
         if (!substitute(c, datm_ytree_get(t->node, "spec", NULL), t->path, t->spec, n_axes, axis,
                         vals, buf, sizeof buf))
-            return;
+            goto drop;
         spec_path(p, buf, r->spec, sizeof r->spec);
     } else {
         r->kind = DATM_PIPE_RUN_ENSEMBLE;
         for (int i = 0; i < t->ensemble.n; i++) {
             if (!substitute(c, t->node, t->path, t->ensemble.v[i], n_axes, axis, vals, buf,
                             sizeof buf))
-                return;
-            if (datm_strlist_push(&r->members, buf, &e)) { c->fatal = 1; return; }
+                goto drop;
+            if (datm_strlist_push(&r->members, buf, &e)) { c->fatal = 1; goto drop; }
         }
     }
     const datm_strlist *lists[] = {&t->overrides, &t->profile_ov};
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < lists[k]->n; i++) {
             if (!substitute(c, t->node, t->path, lists[k]->v[i], n_axes, axis, vals, buf, sizeof buf))
-                return;
-            if (datm_strlist_push(&r->overrides, buf, &e)) { c->fatal = 1; return; }
+                goto drop;
+            if (datm_strlist_push(&r->overrides, buf, &e)) { c->fatal = 1; goto drop; }
         }
     for (int a = 0; a < n_axes && r->n_labels < DATM_PIPE_MAX_LABELS; a++) {
         snprintf(r->label_key[r->n_labels], 64, "%s", axis[a]);
@@ -441,7 +441,7 @@ static void add_run(pipe_ctx *c, const run_tmpl *t, int n_axes, char axis[][64],
     }
     for (int i = 0; i < t->n_labels && r->n_labels < DATM_PIPE_MAX_LABELS; i++) {
         if (!substitute(c, t->node, t->path, t->label_val[i], n_axes, axis, vals, buf, sizeof buf))
-            return;
+            goto drop;
         int k = r->n_labels;
         for (int j = 0; j < r->n_labels; j++)
             if (!strcmp(r->label_key[j], t->label_key[i])) k = j;   /* own label over an axis */
@@ -451,6 +451,10 @@ static void add_run(pipe_ctx *c, const run_tmpl *t, int n_axes, char axis[][64],
     }
     r->selected = 1;
     p->n_runs++;
+    return;
+drop:   /* not counted, so datm_pipeline_free would not see its lists; the slot is reused */
+    datm_strlist_free(&r->members);
+    datm_strlist_free(&r->overrides);
 }
 
 static const char *const run_keys[] = {"id", "spec", "ensemble", "overrides", "profiles",
