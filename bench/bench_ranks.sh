@@ -7,7 +7,9 @@
 #   1x1       mpirun -n 1, one thread, C chunks a mini-batch
 #   1x2       mpirun -n 1, two threads, C chunks
 #   2x1       mpirun -n 2, one thread each, C chunks
-# and prints per run the training time (/metrics/train_s: the mini-batches only), the speed-up
+# (mpirun --bind-to none: OpenMPI binds a rank to one core when R <= 2, which would put the
+# threads of 1 x 2, and the stream's read-ahead thread, on that core) and prints per run the
+# training time (/metrics/train_s: the mini-batches only), the speed-up
 # over 1x1 of the same round, from rank 0's run.log the bytes it sent other ranks per
 # mini-batch, its wall and CPU time inside collectives (MPI polls while it waits), its
 # process CPU time in training and that CPU time outside the collectives (the work itself:
@@ -45,7 +47,7 @@ run() {
         "$datm" run "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks=0 -o "$out" --quiet > "$out.txt" 2>&1
     else
-        mpirun --oversubscribe --allow-run-as-root -n "$n" "$datm" run \
+        mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$n" "$datm" run \
             "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks="$c" -o "$out" --quiet > "$out.txt" 2>&1
     fi || { echo "$name failed: $(tail -3 "$out.txt")"; exit 1; }

@@ -72,7 +72,7 @@ static int tlasgr_iterate(dlda_tlasgr *m, datm_gbn *g, const datm_csr *X, const 
         int rc = dlda_chunks_sweeps(g, X, doc_ids, m->ch, m->burnin, m->collect, &so, seed,
                                     purpose, step, m->s, &ll, err);
         if (loglik) *loglik = ll;
-        return rc ? rc : datm_tlasgr_step(g, m->s, rho, seed, rep, err);
+        return rc ? rc : datm_tlasgr_step_ranks(g, m->s, rho, seed, rep, err);
     }
     datm_gbn_chain_init(m->ch, B);
     datm_gbn_stats_reset(m->s);

@@ -234,7 +234,9 @@ static int whai_iterate(whai_model *m, whai_chain *c, const datm_csr *X, const i
     /* 3. TLASGR on every Phi(l) and r (eqs. Phi-updata, r_update, update_M) */
     const double rho = (double)m->N / (double)B;
     if (m->hooks.pre_tlasgr) rc = m->hooks.pre_tlasgr(m->hooks.pre_tlasgr_user, c, rho, err);
-    if (!rc) rc = datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
+    /* with chunks (MPI ranks) each rank also updates its share of Phi's columns */
+    if (!rc) rc = m->chunks ? datm_tlasgr_step_ranks(c->gbn, c->stats, rho, seed, rep, err)
+                            : datm_tlasgr_step(c->gbn, c->stats, rho, seed, rep, err);
     return rc;
 }
 

@@ -17,7 +17,8 @@ command -v mpirun > /dev/null || { echo "FAIL: mpirun missing (ci/setup.sh insta
 "$datm" --version | grep -q "^MPI: yes" || { echo "FAIL: $datm is not an MPI build"; exit 1; }
 . "$(dirname "$0")/par_compare.sh"
 C="$PAR_C data.dataset=$brown train.reduce_chunks=4"
-mpi() { local n=$1; shift; mpirun --oversubscribe --allow-run-as-root -n "$n" "$@"; }
+# --bind-to none: OpenMPI binds a rank to one core when R <= 2 (its threads would share it)
+mpi() { local n=$1; shift; mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$n" "$@"; }
 # mpi_ok N DIR ARGS: mpirun -n N datm run SPEC ARGS -o DIR
 mpi_ok() {
     local n=$1 out=$2

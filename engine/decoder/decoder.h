@@ -155,6 +155,29 @@ typedef struct datm_tlasgr_report {
 int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                      datm_tlasgr_report *rep, datm_error *err);
 
+/* The same step with Phi's columns split over `parts` processes (engine/par): this one
+ * updates the blocks of 8 columns (over all layers, layer 1 first) datm_tlasgr_part_blocks
+ * gives it (parts of about equal rows x columns), then exchange() must give it
+ * every other block's new columns of phi, phi_f and M, and merge into bad[l] (l = 1..L; -1:
+ * none) the first non-finite column of each layer; then the step ends as datm_tlasgr_step
+ * (r, t, the report, the error naming a bad column). Every column gets the operations and
+ * noise it gets in datm_tlasgr_step (its noise is keyed by the column): the same numbers.
+ * datm_tlasgr_step is part 0 of 1 without exchange. */
+typedef int (*datm_tlasgr_exchange_fn)(datm_gbn *g, int part, int parts, int64_t *bad,
+                                       void *user, datm_error *err);
+int datm_tlasgr_step_part(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed, int part,
+                          int parts, datm_tlasgr_exchange_fn exchange, void *user,
+                          datm_tlasgr_report *rep, datm_error *err);
+int64_t datm_tlasgr_n_blocks(const datm_gbn *g);
+/* Blocks [b0, b1) of part `part` of `parts`. */
+void    datm_tlasgr_part_blocks(const datm_gbn *g, int part, int parts, int64_t *b0, int64_t *b1);
+/* Block bk: layer, first column k0 and width w (<= 8). */
+void    datm_tlasgr_block(const datm_gbn *g, int64_t bk, int *layer, int64_t *k0, int *w);
+/* datm_tlasgr_step_part over the MPI ranks (engine/decoder/tlasgr_ranks.c): rank r updates
+ * part r of R and the ranks exchange their columns; the numbers of datm_tlasgr_step. */
+int datm_tlasgr_step_ranks(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
+                           datm_tlasgr_report *rep, datm_error *err);
+
 /* Plain single-threaded reference of datm_tlasgr_step (one column at a time, one
  * datm_rng_normal per entry): the same results bit for bit; for tests and benchmarks. */
 int datm_tlasgr_step_ref(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,

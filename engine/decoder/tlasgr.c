@@ -574,8 +574,54 @@ static unsigned block_avx512(const tl_layer *Lr, int64_t k0, double *z, double *
 }
 #endif
 
+int64_t datm_tlasgr_n_blocks(const datm_gbn *g)
+{
+    int64_t n = 0;
+    for (int l = 1; l <= g->L; l++) n += (g->K[l] + TL_W - 1) / TL_W;
+    return n;
+}
+
+void datm_tlasgr_block(const datm_gbn *g, int64_t bk, int *layer, int64_t *k0, int *w)
+{
+    int l = 1;
+    int64_t first = 0;
+    while (bk >= first + (g->K[l] + TL_W - 1) / TL_W) first += (g->K[l++] + TL_W - 1) / TL_W;
+    *layer = l;
+    *k0 = (bk - first) * TL_W;
+    *w = (int)(g->K[l] - *k0 < TL_W ? g->K[l] - *k0 : TL_W);
+}
+
+/* Blocks weighed by their rows (a block of Phi(1) has V, one of Phi(2) K_1): part p starts
+ * at the first block whose preceding rows reach p / parts of all rows. */
+static int64_t part_start(const datm_gbn *g, int p, int parts)
+{
+    int64_t total = 0;
+    for (int l = 1; l <= g->L; l++) total += g->K[l - 1] * ((g->K[l] + TL_W - 1) / TL_W);
+    const int64_t goal = total * p / parts;
+    int64_t bk = 0, acc = 0;
+    for (int l = 1; l <= g->L; l++)
+        for (int64_t b = 0; b < (g->K[l] + TL_W - 1) / TL_W; b++, bk++) {
+            if (acc >= goal) return bk;
+            acc += g->K[l - 1];
+        }
+    return bk;
+}
+
+void datm_tlasgr_part_blocks(const datm_gbn *g, int part, int parts, int64_t *b0, int64_t *b1)
+{
+    *b0 = part == 0 ? 0 : part_start(g, part, parts);
+    *b1 = part + 1 == parts ? datm_tlasgr_n_blocks(g) : part_start(g, part + 1, parts);
+}
+
 int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
                      datm_tlasgr_report *rep, datm_error *err)
+{
+    return datm_tlasgr_step_part(g, s, rho, seed, 0, 1, NULL, NULL, rep, err);
+}
+
+int datm_tlasgr_step_part(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed, int part,
+                          int parts, datm_tlasgr_exchange_fn exchange, void *user,
+                          datm_tlasgr_report *rep, datm_error *err)
 {
     if (s->n_passes <= 0)
         return datm_error_set(err, DATM_E_INVALID, "tlasgr: no augmentation pass in the stats");
@@ -636,11 +682,13 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         first_blk[l + 1] = first_blk[l] + (g->K[l] + TL_W - 1) / TL_W;
         bad[l] = -1;
     }
-    const int64_t nblk = first_blk[g->L + 1];
+    /* this part's blocks (all of them unless the columns are split over processes) */
+    int64_t b0, nblk;
+    datm_tlasgr_part_blocks(g, part, parts, &b0, &nblk);
     /* blocks in pairs: the float mirror's rows hold two blocks per 64-byte line (8 floats
      * each), which one thread then writes alone instead of two at once (false sharing) */
-#pragma omp parallel for num_threads(T) schedule(dynamic, 2) if (T > 1 && nblk > 1)
-    for (int64_t bk = 0; bk < nblk; bk++) {
+#pragma omp parallel for num_threads(T) schedule(dynamic, 2) if (T > 1 && nblk - b0 > 1)
+    for (int64_t bk = b0; bk < nblk; bk++) {
         int l = 1;
         while (bk >= first_blk[l + 1]) l++;
         const tl_layer *ly = &Lr[l];
@@ -663,6 +711,11 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
         }
     }
     (void)use_avx2;
+    datm_free(buf);
+    if (exchange) {   /* the other parts' columns (and their first bad column per layer) */
+        int rc = exchange(g, part, parts, bad, user, err);
+        if (rc) return rc;
+    }
     for (int l = 1; l <= g->L; l++) {
         const int64_t C = g->K[l];
         double step_sum = 0.0;
@@ -671,12 +724,10 @@ int datm_tlasgr_step(datm_gbn *g, datm_gbn_stats *s, double rho, uint64_t seed,
     }
     for (int l = 1; l <= g->L; l++)
         if (bad[l] >= 0) {
-            datm_free(buf);
             return datm_error_set(err, DATM_E_NUMERIC,
                                   "tlasgr: step %lld: non-finite Phi(%d) column %lld (M_k = %.9g)",
                                   (long long)t, l, (long long)bad[l], g->M[l][bad[l]]);
         }
-    datm_free(buf);
 
     if (g->r) {
         int rc = step_r(g, s, rho, seed, t, first, eps, eps_m, inv, rep, err);

@@ -9,8 +9,10 @@
  *     gives every rank every chunk's slot, and each rank sums them in chunk order 0..C-1,
  *     so the floating-point sum is the same for any R (and any thread count);
  *   - integer counts (the upward augmentation's fixed-point counts): datm_par_sum_i64, an
- *     exact sum in any order.
- * Then each rank takes the same Adam and TLASGR step. Only rank 0 writes files.
+ *     exact sum in any order;
+ *   - each rank's share of Phi's columns after the TLASGR step: datm_par_gather_parts
+ *     (decoder/tlasgr_ranks.c).
+ * Every rank takes the same Adam step. Only rank 0 writes files.
  *
  * Built with -DDATM_MPI=ON this is MPI (par_mpi.c); otherwise one rank (par_serial.c), where
  * the calls cost nothing and a spec with train.reduce_chunks still gives the numbers of any
@@ -55,6 +57,9 @@ void datm_par_add_rows(const float *rows, int64_t C, int64_t stride, int64_t i0,
 /* buf holds C slots of slot_bytes each; this rank has filled its own (datm_par_own); on
  * return every slot is filled on every rank (small data: loss sums, per-document values). */
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err);
+/* buf holds R parts, part r of bytes[r] bytes right after part r - 1; this rank has filled
+ * its own; on return every part is filled on every rank. */
+int datm_par_gather_parts(void *buf, const int64_t *bytes, datm_error *err);
 /* x (n) = the element-wise sum of every rank's x (exact): the nonzeros as (index, value)
  * pairs when all ranks' pairs are fewer than n / 2, else the dense vector (MPI_Allreduce). */
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err);

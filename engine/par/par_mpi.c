@@ -206,7 +206,41 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the counts");
 }
 
+static int gather_parts(void *buf, const int64_t *bytes, datm_error *err)
+{
+    g_traffic.calls++;
+    if (g_size == 1) return DATM_OK;
+    int *cnt = malloc(2 * (size_t)g_size * sizeof *cnt);
+    if (!cnt) return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
+    int *dis = cnt + g_size;
+    int64_t o = 0;
+    for (int r = 0; r < g_size; r++) {
+        if (o + bytes[r] > INT_MAX) {
+            free(cnt);
+            return datm_error_set(err, DATM_E_UNSUPPORTED, "MPI: %lld bytes exceed one "
+                                  "collective's 2 GB", (long long)(o + bytes[r]));
+        }
+        cnt[r] = (int)bytes[r];
+        dis[r] = (int)o;
+        o += bytes[r];
+    }
+    g_traffic.bytes_sent += (g_size - 1) * bytes[g_rank];
+    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, cnt, dis, MPI_BYTE,
+                            MPI_COMM_WORLD);
+    free(cnt);
+    return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the parts");
+}
+
 /* the collectives, timed */
+int datm_par_gather_parts(void *buf, const int64_t *bytes, datm_error *err)
+{
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
+    int rc = gather_parts(buf, bytes, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
+    return rc;
+}
+
 int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
     const double t0 = datm_time_now(), c0 = datm_time_cpu();
