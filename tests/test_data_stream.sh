@@ -25,15 +25,7 @@ SPEC=$SRC/experiments/brown/whai.yaml
 C="model.layers=[32,16] model.kl_weight=[0.1,0.01] train.epochs=2 train.eval_every=10 data.eval_docs=200 train.eval_samples=3
    evaluate.samples=3 evaluate.classify=false output.figures=false output.report=false
    output.topics=false"
-# every dataset of /model, /metrics, /curves at 17 digits, wall times left out
-dump() {
-    local ds=() p
-    for p in $(h5dump -n "$1" | awk '$1 == "dataset" {print $2}' |
-               grep -E '^/(model|metrics|curves)/' | grep -vE '(_s|_s_per_doc)$'); do ds+=(-d "$p"); done
-    h5dump -m %.17g "${ds[@]}" "$1" | grep -v '^HDF5 "'
-}
-same() { [ -f "$1/result.h5" ] && [ -f "$2/result.h5" ] &&
-         diff <(dump "$1/result.h5") <(dump "$2/result.h5") > /dev/null; }
+. "$(dirname "$0")/par_compare.sh"   # same DIR1 DIR2: /model, /metrics, /curves equal
 
 run_ok "$SPEC" "$tmp/m_noshuf" $C data.dataset="$tmp/b5" train.shuffle=false
 run_ok "$SPEC" "$tmp/s_noshuf" $C data.dataset="$tmp/b5" train.shuffle=false data.stream=true
