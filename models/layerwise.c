@@ -156,20 +156,84 @@ static int lw_pre_tlasgr(void *user, whai_chain *c, double rho, datm_error *err)
 {
     (void)err;
     lw_model *m = user;
-    if (c != &m->w->ch || !m->fresh_top) return DATM_OK;
+    if (!whai_is_training_chain(m->w, c) || !m->fresh_top) return DATM_OK;
     m->fresh_top = 0;
     if (c->gbn->t == 0) return DATM_OK;   /* the first TLASGR step sets every M anyway */
-    datm_gbn_stats_reduce(c->stats);
-    const int L = c->gbn->L;
-    const double inv = 1.0 / (double)c->stats->n_passes;
-    const int64_t R = c->gbn->K[L - 1], C = c->gbn->K[L];
-    for (int64_t k = 0; k < C; k++) {
-        double cs = 0;
-        for (int64_t r = 0; r < R; r++) cs += c->stats->A[L][r * C + k];
-        c->gbn->M[L][k] = DATM_MAX(rho * cs * inv, c->gbn->o.m_floor);
-    }
-    c->gbn->M_r = DATM_MAX(rho * c->stats->q_sum * inv, c->gbn->o.m_floor);
+    whai_chain_reset_top_m(c, rho);
     return DATM_OK;
+}
+
+/* The decoder of the new network w with old's trained layers carried over (layers 1..L_old,
+ * the top one through keep; layers above L_old as w has them), handed to w whole. */
+static int lw_carry_decoder(whai_model *w, const whai_model *old, const int32_t *keep,
+                            datm_error *err)
+{
+    const datm_gbn *g0 = whai_decoder(w), *og = whai_decoder(old);
+    datm_gbn *g = NULL;
+    int rc = datm_gbn_create(g0->L, g0->K, &g0->o, 0, &g, err);
+    if (rc) return rc;
+    datm_gbn_copy(g, g0);
+    const int L = g->L, Lo = old->L;
+    for (int l = 1; l <= Lo; l++) {
+        const int64_t R = g->K[l - 1], C = g->K[l], Co = og->K[l];
+        for (int64_t k = 0; k < C; k++) {
+            const int64_t ko = (l == Lo && keep) ? keep[k] : k;
+            for (int64_t r = 0; r < R; r++) g->phi[l][r * C + k] = og->phi[l][r * Co + ko];
+            g->M[l][k] = og->M[l][ko];
+        }
+    }
+    if (L == Lo && g->r)   /* final pruning: r of the kept units */
+        for (int64_t k = 0; k < g->K[L]; k++) g->r[k] = og->r[keep ? keep[k] : k];
+    g->t = og->t;
+    g->M_r = og->M_r;
+    g->gamma0 = og->gamma0;
+    g->c0 = og->c0;
+    datm_gbn_sync_f(g);
+    whai_set_decoder(w, g);
+    datm_gbn_destroy(&g);
+    return DATM_OK;
+}
+
+/* The encoder of w: old's trained weights and Adam moments through the unit map (keep at
+ * old's top layer), layers above old's fresh with zero moments; Adam's step count goes on. */
+static int lw_carry_encoder(lw_model *m, whai_model *w, const whai_model *old,
+                            const int32_t *keep, datm_error *err)
+{
+    int32_t *maps[DATM_MAX_LAYERS + 1] = {NULL};
+    maps[old->L] = (int32_t *)keep;
+    const int32_t *const *map = (const int32_t *const *)maps;
+    const datm_encoder *oe = whai_encoder(old);
+    const datm_adam *oa = whai_adam(old);
+    datm_encoder *e2 = NULL;
+    const int64_t n = whai_encoder(w)->params.size;
+    float *am = datm_alloc_array((size_t)n, sizeof(float), err);
+    float *av = datm_alloc_array((size_t)n, sizeof(float), err);
+    int rc = am && av ? DATM_OK : DATM_E_NOMEM;
+    if (!rc) rc = datm_encoder_remap(oe, &whai_encoder(w)->o, map, m->info.seed, &e2, err);
+    if (!rc && e2->params.size != n)
+        rc = datm_error_set(err, DATM_E_INVALID, "layerwise: encoder layout mismatch");
+    if (!rc) rc = remap_vector(oe, oa->m, e2, map, old->L + 1, am, err);
+    if (!rc) rc = remap_vector(oe, oa->v, e2, map, old->L + 1, av, err);
+    if (!rc) {
+        rc = whai_replace_encoder(w, e2, err);   /* takes e2 */
+        if (!rc) whai_set_adam(w, am, av, oa->t);
+    } else {
+        datm_encoder_destroy(&e2);
+    }
+    datm_free(am);
+    datm_free(av);
+    return rc;
+}
+
+/* The trained parts of old carried over into the new network w (decoder, encoder, Adam, the
+ * KL schedule's iteration). */
+static int lw_carry_over(lw_model *m, whai_model *w, const whai_model *old, const int32_t *keep,
+                         datm_error *err)
+{
+    int rc = lw_carry_decoder(w, old, keep, err);
+    if (!rc) whai_set_iteration(w, old->iteration);   /* the KL schedule of its evaluation chain */
+    if (!rc) rc = lw_carry_encoder(m, w, old, keep, err);
+    return rc;
 }
 
 /* A network with widths K[1..L] from the spec's keys (WHAI with learn_r: a decoder with r)
@@ -189,54 +253,11 @@ static int lw_build(lw_model *m, int L, const int64_t *K, const whai_model *old,
     if (!rc) rc = whai_create_variant(m->cfg, &m->info, &v, &inner, err);
     if (rc) return rc;
     whai_model *w = (whai_model *)inner;
-    DATM_ASSERT(w->learn_r && w->ch.gbn->r);
-
-    /* decoder with the gamma-NB top layer: trained Phi, M (and r) through the unit map */
-    datm_gbn *g = w->ch.gbn;
-    if (old) {
-        const datm_gbn *og = old->ch.gbn;
-        const int Lo = old->L;
-        for (int l = 1; l <= Lo; l++) {
-            const int64_t R = g->K[l - 1], C = g->K[l], Co = og->K[l];
-            for (int64_t k = 0; k < C; k++) {
-                const int64_t ko = (l == Lo && keep) ? keep[k] : k;
-                for (int64_t r = 0; r < R; r++) g->phi[l][r * C + k] = og->phi[l][r * Co + ko];
-                g->M[l][k] = og->M[l][ko];
-            }
-        }
-        if (L == Lo && g->r)   /* final pruning: r of the kept units */
-            for (int64_t k = 0; k < g->K[L]; k++) g->r[k] = og->r[keep ? keep[k] : k];
-        g->t = og->t;
-        g->M_r = og->M_r;
-        g->gamma0 = og->gamma0;
-        g->c0 = og->c0;
-        datm_gbn_sync_f(g);
-        whai_set_iteration(w, old->iteration);   /* WHAI's KL schedule in the evaluation chain */
-    }
-
-    /* encoder: trained weights and Adam moments through the unit maps */
-    if (old) {
-        int32_t *maps[DATM_MAX_LAYERS + 1] = {NULL};
-        maps[old->L] = (int32_t *)keep;
-        datm_encoder *e2 = NULL;
-        const int64_t n = w->enc->params.size;
-        rc = datm_encoder_remap(old->enc, &w->enc->o, (const int32_t *const *)maps,
-                                m->info.seed, &e2, err);
-        if (!rc && e2->params.size != n)
-            rc = datm_error_set(err, DATM_E_INVALID, "layerwise: encoder layout mismatch");
-        if (!rc) rc = remap_vector(old->enc, old->ch.adam.m, e2, (const int32_t *const *)maps,
-                                   old->L + 1, w->ch.adam.m, err);
-        if (!rc) rc = remap_vector(old->enc, old->ch.adam.v, e2, (const int32_t *const *)maps,
-                                   old->L + 1, w->ch.adam.v, err);
-        if (!rc) {
-            rc = whai_replace_encoder(w, e2, old->ch.adam.t, err);
-        } else {
-            datm_encoder_destroy(&e2);
-        }
-        if (rc) {
-            whai_destroy(&w->base);
-            return rc;
-        }
+    DATM_ASSERT(w->learn_r && whai_decoder(w)->r);
+    if (old) rc = lw_carry_over(m, w, old, keep, err);
+    if (rc) {
+        whai_destroy(&w->base);
+        return rc;
     }
     *out = w;
     return DATM_OK;
@@ -247,7 +268,7 @@ static int lw_prune(lw_model *m, int grow, datm_error *err)
 {
     whai_model *w = m->w;
     const int L = w->L;
-    const datm_gbn *g = w->ch.gbn;
+    const datm_gbn *g = whai_decoder(w);
     const int64_t K = g->K[L];
     int32_t *keep = datm_alloc_array((size_t)K, sizeof(int32_t), err);
     if (!keep) return DATM_E_NOMEM;

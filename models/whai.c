@@ -759,7 +759,15 @@ void whai_set_iteration(whai_model *w, int64_t iteration)
     w->iteration = iteration;
 }
 
-int whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_error *err)
+void whai_set_adam(whai_model *w, const float *m, const float *v, int64_t t)
+{
+    const size_t n = (size_t)w->ch.adam.size * sizeof(float);
+    memcpy(w->ch.adam.m, m, n);
+    memcpy(w->ch.adam.v, v, n);
+    w->ch.adam.t = t;
+}
+
+int whai_replace_encoder(whai_model *w, datm_encoder *e, datm_error *err)
 {
     DATM_ASSERT(e->params.size == w->enc->params.size);
     datm_encoder_ws_destroy(&w->ws);
@@ -767,8 +775,37 @@ int whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_er
     w->enc = e;
     w->ch.params = e->params.value;
     w->ch.grad = e->params.grad;
-    w->ch.adam.t = adam_t;
     return datm_encoder_ws_create(e, w->B, w->B * 64, &w->ws, err);
+}
+
+void whai_set_decoder(whai_model *w, const datm_gbn *src)
+{
+    datm_gbn_copy(w->ch.gbn, src);
+}
+
+void whai_set_topics(whai_model *w, const float *const *phi)
+{
+    datm_gbn *g = w->ch.gbn;
+    for (int l = 1; l <= g->L; l++) {
+        const int64_t n = g->K[l - 1] * g->K[l];
+        for (int64_t i = 0; i < n; i++) g->phi[l][i] = phi[l][i];
+    }
+    datm_gbn_sync_f(g);
+}
+
+void whai_chain_reset_top_m(whai_chain *c, double rho)
+{
+    datm_gbn *g = c->gbn;
+    datm_gbn_stats_reduce(c->stats);
+    const int L = g->L;
+    const double inv = 1.0 / (double)c->stats->n_passes;
+    const int64_t R = g->K[L - 1], C = g->K[L];
+    for (int64_t k = 0; k < C; k++) {
+        double cs = 0;
+        for (int64_t r = 0; r < R; r++) cs += c->stats->A[L][r * C + k];
+        g->M[L][k] = DATM_MAX(rho * cs * inv, g->o.m_floor);
+    }
+    g->M_r = DATM_MAX(rho * c->stats->q_sum * inv, g->o.m_floor);
 }
 
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,

@@ -159,7 +159,8 @@ enum { WHAI_PARAMS(WHAI_ROW_) WHAI_ROW_COUNT_ };
  *   pre_tlasgr (whai_pre_tlasgr_fn): step 3 of an iteration (layerwise: a new top layer's
  *     M_k and M_r from the first mini-batch), called for every chain (training and
  *     evaluation copies) after the upward augmentation has filled c->stats and before the
- *     TLASGR step, with rho = N / B.
+ *     TLASGR step, with rho = N / B; it reads c and changes it only through
+ *     whai_chain_reset_top_m (below).
  * It also declares whai_create_variant, the contract functions whai_train_batch ...
  * whai_destroy, WHAI_COMMON_OPS (the ops every variant that is WHAI with a different encoder
  * or schema shares: { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ...,
@@ -228,20 +229,48 @@ int  whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
                          datm_error *err);
 
 /* The state a variant built on WHAI may change after creation, each through one function
- * (a variant reads whai_model's fields but never writes them):
+ * (a variant reads whai_model's scalar fields and, through the const views below, its
+ * chain, but never writes either; tests/test_whai_contract.sh checks the variant files):
  * - whai_set_n_train: N, the training documents that TLASGR's rho = N / B and the KL terms
  *   count (sdatm holds validation documents out);
  * - whai_set_lr: the encoder's Adam step size (sdatm's cosine annealing);
  * - whai_set_encoder_params: the encoder's weights (size enc->params.size; sdatm restores
- *   its best validation state);
+ *   its best validation state; wai after each of its own Adam steps);
+ * - whai_set_adam: the encoder's Adam moments m, v (size enc->params.size) and step count t
+ *   (wai's own Adam after each step; layerwise's moments remapped with the encoder);
  * - whai_set_iteration: the last training iteration, which drives the KL schedule
  *   (layerwise's next stage continues the previous one's);
  * - whai_replace_encoder: a new encoder of the same layout (takes ownership of e; the chain's
- *   weights and gradients become e's, Adam's step count is adam_t; layerwise's remapped
- *   encoder after pruning).
+ *   weights and gradients become e's, Adam's moments stay: whai_set_adam sets them;
+ *   layerwise's remapped encoder after pruning);
+ * - whai_set_decoder: the whole decoder (Phi, phi_f, M, eta, r, M_r, gamma0, c0, the TLASGR
+ *   step t and options) copied from src, of the same shape (sdatm restores its best state;
+ *   layerwise's next stage carries the trained layers over through its unit map);
+ * - whai_set_topics: Phi(l), l = 1..L, from float arrays (K_{l-1}, K_l) with columns summing
+ *   to 1, and its float copy (wai's softmax topics, for WHAI's infer, evaluation and save);
+ * - whai_chain_reset_top_m: for a pre_tlasgr hook, on the chain it is given: the top layer's
+ *   preconditioner M_k and M_r set from this iteration's counts (paper eq. update_M with
+ *   eps' = 1), as the first TLASGR step does for every layer (layerwise's new top layer).
  * (whai_set_n_train, whai_set_lr and whai_set_iteration are declared by include/datm_model.h.) */
 void whai_set_encoder_params(whai_model *w, const float *params);
-int  whai_replace_encoder(whai_model *w, datm_encoder *e, int64_t adam_t, datm_error *err);
+void whai_set_adam(whai_model *w, const float *m, const float *v, int64_t t);
+int  whai_replace_encoder(whai_model *w, datm_encoder *e, datm_error *err);
+void whai_set_decoder(whai_model *w, const datm_gbn *src);
+void whai_set_topics(whai_model *w, const float *const *phi);
+void whai_chain_reset_top_m(whai_chain *c, double rho);
+
+/* What a variant reads of the training chain, as const views (the encoder's layout and
+ * weights, their last gradient, Adam, the decoder); whai_is_training_chain tells a hook which
+ * chain it was given (the training one or an evaluation copy). */
+static inline const datm_encoder *whai_encoder(const whai_model *w) { return w->enc; }
+static inline const float *whai_encoder_weights(const whai_model *w) { return w->ch.params; }
+static inline const float *whai_encoder_grad(const whai_model *w) { return w->ch.grad; }
+static inline const datm_adam *whai_adam(const whai_model *w) { return &w->ch.adam; }
+static inline const datm_gbn *whai_decoder(const whai_model *w) { return w->ch.gbn; }
+static inline int whai_is_training_chain(const whai_model *w, const whai_chain *c)
+{
+    return c == &w->ch;
+}
 
 /* KL weights klw[0..L] of training iteration it (1-based; klw[0] = 0): kl_weight_start until
  * epoch kl_ramp_epochs[0], linear to kl_weight at kl_ramp_epochs[1], times the warm-up ramp
