@@ -16,8 +16,9 @@
  *     more SGD iterations per draw (the same protocol and iteration budget as WHAI's chain
  *     evaluation); fixed: the current Phi and encoder only.
  * The encoder, its options and keys, features, topics and most of save/load are WHAI's
- * (models/whai.h): this variant holds a WHAI model whose decoder Phi is overwritten by the
- * softmax topics after each step, so WHAI's infer/get_phi/eval(fixed)/save read them. */
+ * (models/whai.h): this variant owns its training state (encoder weights, their Adam, the
+ * softmax topics) and hands it to the WHAI model it holds after each step (whai_set_encoder_
+ * params, whai_set_adam, whai_set_topics), so WHAI's infer/get_phi/eval(fixed)/save read it. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,17 +32,17 @@
 typedef struct wai_state {
     float                *params;   /* (enc->params.size) encoder weights */
     float                *grad;     /* (enc->params.size) */
-    datm_adam            *adam;     /* of the encoder: WHAI's, or own_adam in a copy */
-    datm_adam             own_adam;
+    datm_adam             adam;     /* of the encoder */
     datm_softmax_topics  *smt;      /* beta, Phi, their Adam */
 } wai_state;
 
 typedef struct wai_model {
-    datm_model   base;
-    whai_model  *w;          /* encoder, workspace, options; its decoder mirrors smt's Phi */
-    wai_state    st;         /* params/grad/adam are w's; smt is owned */
-    int          eval_chain;
-    int64_t      eval_thin;
+    datm_model       base;
+    whai_model      *w;      /* encoder layout, options; its chain mirrors st (wai_mirror) */
+    wai_state       *st;     /* the training state (owned) */
+    datm_encoder_ws *ws;     /* (B docs) workspace of the iterations (owned) */
+    int              eval_chain;
+    int64_t          eval_thin;
 } wai_model;
 
 static datm_param_schema wai_schema[VARIANT_SCHEMA_CAP];
@@ -96,17 +97,18 @@ static int wai_iterate(wai_model *m, wai_state *s, const datm_csr *X, const int6
     /* encoder_steps Adam steps on the encoder (WHAI's key; paper: 1), noise streams as WHAI's;
      * the topics take their one step with the last, like WHAI's one TLASGR step per batch */
     const int64_t S = w->encoder_steps > 0 ? w->encoder_steps : 1;
+    const datm_encoder *enc = whai_encoder(w);
     for (int64_t j = 0; j < S; j++) {
         datm_encoder_loss l1;
         const int last = j == S - 1;
         if (j > 0) nz.index = ((uint64_t)1 << 40) + step * 16 + (uint64_t)j;
-        int rc = datm_encoder_forward(w->enc, s->params, DATM_ENC_TRAIN, X,
-                                      (const float *const *)s->smt->phi, NULL, klw, &nz, w->ws,
+        int rc = datm_encoder_forward(enc, s->params, DATM_ENC_TRAIN, X,
+                                      (const float *const *)s->smt->phi, NULL, klw, &nz, m->ws,
                                       j == 0 ? el : &l1, err);
-        if (!rc) rc = datm_encoder_backward(w->enc, s->params, w->ws, NULL, s->grad,
+        if (!rc) rc = datm_encoder_backward(enc, s->params, m->ws, NULL, s->grad,
                                             last ? s->smt->dphi : NULL, err);
         if (rc) return rc;
-        int64_t bad = datm_adam_step(s->adam, s->params, s->grad);
+        int64_t bad = datm_adam_step(&s->adam, s->params, s->grad);
         if (bad)
             return datm_error_set(err, DATM_E_NUMERIC, "wai: %lld non-finite encoder gradients",
                                   (long long)bad);
@@ -114,16 +116,15 @@ static int wai_iterate(wai_model *m, wai_state *s, const datm_csr *X, const int6
     return datm_softmax_topics_step(s->smt, err);
 }
 
-/* WHAI's decoder arrays take the current softmax topics (for infer, topics, save). */
+/* WHAI's training chain takes the training state: the encoder's weights and Adam, and the
+ * current softmax topics as its decoder's Phi (for infer, evaluation with fixed globals,
+ * topics, save). */
 static void wai_mirror(wai_model *m)
 {
-    datm_gbn *g = m->w->ch.gbn;
-    for (int l = 1; l <= m->w->L; l++) {
-        const int64_t n = g->K[l - 1] * g->K[l];
-        const float *p = m->st.smt->phi[l];
-        for (int64_t i = 0; i < n; i++) g->phi[l][i] = p[i];
-    }
-    datm_gbn_sync_f(g);
+    const wai_state *s = m->st;
+    whai_set_encoder_params(m->w, s->params);
+    whai_set_adam(m->w, s->adam.m, s->adam.v, s->adam.t);
+    whai_set_topics(m->w, (const float *const *)s->smt->phi);
 }
 
 static int wai_train_batch(datm_model *mm, const datm_batch *b, const datm_train_ctx *ctx,
@@ -134,7 +135,7 @@ static int wai_train_batch(datm_model *mm, const datm_batch *b, const datm_train
         return datm_error_set(err, DATM_E_INVALID, "wai: batch of %lld documents > %lld",
                               (long long)b->X->n_rows, (long long)m->w->B);
     datm_encoder_loss el;
-    int rc = wai_iterate(m, &m->st, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
+    int rc = wai_iterate(m, m->st, b->X, b->doc_ids, ctx->seed, DATM_STREAM_DOC,
                          (uint64_t)ctx->iteration, ctx->iteration, &el, err);
     if (rc) return rc;
     wai_mirror(m);
@@ -150,40 +151,52 @@ static int wai_train_batch(datm_model *mm, const datm_batch *b, const datm_train
 
 static void wai_state_free(wai_state *s)
 {
+    if (!s) return;
     datm_free(s->params);
     datm_free(s->grad);
-    datm_adam_free(&s->own_adam);
+    datm_adam_free(&s->adam);
     datm_softmax_topics_destroy(&s->smt);
     datm_free(s);
 }
 
-static void *wai_copy(datm_model *mm, datm_error *err)
+/* The encoder part of a state: n weights (zero gradient) and an Adam, copies of params and a
+ * (moments, step count, clipping); s->smt stays NULL. */
+static wai_state *wai_state_new(int64_t n, const float *params, const datm_adam *a,
+                                datm_error *err)
 {
-    wai_model *m = (wai_model *)mm;
-    const wai_state *src = &m->st;
-    const int64_t n = m->w->enc->params.size;
     wai_state *s = datm_alloc(sizeof *s, err);
     if (!s) return NULL;
     s->params = datm_alloc_array((size_t)n, sizeof(float), err);
     s->grad = datm_alloc_array((size_t)n, sizeof(float), err);
     int rc = s->params && s->grad ? DATM_OK : DATM_E_NOMEM;
-    const datm_adam *a = src->adam;
-    s->adam = &s->own_adam;
-    if (!rc) rc = datm_adam_init(s->adam, n, a->lr, a->beta1, a->beta2, a->eps, err);
-    const datm_softmax_topics *t = src->smt;
-    if (!rc) rc = datm_softmax_topics_create(t->L, t->K, (const double *const *)m->w->ch.gbn->phi,
-                                             t->adam.lr, t->adam.beta1, t->adam.beta2,
-                                             t->adam.eps, &s->smt, err);
+    if (!rc) rc = datm_adam_init(&s->adam, n, a->lr, a->beta1, a->beta2, a->eps, err);
     if (rc) {
         wai_state_free(s);
         return NULL;
     }
-    memcpy(s->params, src->params, (size_t)n * sizeof(float));
-    memcpy(s->adam->m, a->m, (size_t)n * sizeof(float));
-    memcpy(s->adam->v, a->v, (size_t)n * sizeof(float));
-    s->adam->t = a->t;
-    s->adam->clip = a->clip;
-    s->adam->rms_clip = a->rms_clip;
+    memcpy(s->params, params, (size_t)n * sizeof(float));
+    memcpy(s->adam.m, a->m, (size_t)n * sizeof(float));
+    memcpy(s->adam.v, a->v, (size_t)n * sizeof(float));
+    s->adam.t = a->t;
+    s->adam.clip = a->clip;
+    s->adam.rms_clip = a->rms_clip;
+    return s;
+}
+
+static void *wai_copy(datm_model *mm, datm_error *err)
+{
+    wai_model *m = (wai_model *)mm;
+    const wai_state *src = m->st;
+    wai_state *s = wai_state_new(whai_encoder(m->w)->params.size, src->params, &src->adam, err);
+    if (!s) return NULL;
+    const datm_softmax_topics *t = src->smt;
+    int rc = datm_softmax_topics_create(t->L, t->K, (const double *const *)whai_decoder(m->w)->phi,
+                                        t->adam.lr, t->adam.beta1, t->adam.beta2, t->adam.eps,
+                                        &s->smt, err);
+    if (rc) {
+        wai_state_free(s);
+        return NULL;
+    }
     const int64_t np = t->params.size;
     memcpy(s->smt->params.value, t->params.value, (size_t)np * sizeof(float));
     memcpy(s->smt->adam.m, t->adam.m, (size_t)np * sizeof(float));
@@ -205,7 +218,7 @@ static int wai_copy_iterate(datm_model *mm, void *c, const datm_csr *X, const in
     wai_model *m = (wai_model *)mm;
     wai_state *s = c;
     datm_encoder_loss el;
-    return wai_iterate(m, s, X, doc_ids, seed, purpose, step, s->adam->t + 1, &el, err);
+    return wai_iterate(m, s, X, doc_ids, seed, purpose, step, s->adam.t + 1, &el, err);
 }
 
 static void wai_view(datm_model *mm, void *c, const float **params, const float *const **phi)
@@ -236,7 +249,7 @@ static int wai_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, vo
     e->chain = m->eval_chain && m->w->train;
     int rc;
     if (e->chain) {
-        variant_eval_cfg c = {m->w->enc, m->w->train, m->w->B, m->eval_thin,
+        variant_eval_cfg c = {whai_encoder(m->w), m->w->train, m->w->B, m->eval_thin,
                               m->w->eval_theta_sample};
         rc = variant_eval_begin(mm, &wai_chain_ops, &c, obs, seed, &e->inner, err);
     } else {
@@ -292,7 +305,7 @@ static int wai_save(const datm_model *mm, struct datm_h5 *g, datm_error *err)
     int rc = whai_save(&m->w->base, g, err);
     datm_h5 *gs = NULL;
     if (!rc) rc = datm_h5_group(g, "softmax_topics", 1, &gs, err);
-    const datm_softmax_topics *t = m->st.smt;
+    const datm_softmax_topics *t = m->st->smt;
     for (int l = 1; l <= t->L && !rc; l++) {
         const datm_param_view *v = &t->params.views[t->ibeta[l]];
         const int64_t dims[2] = {v->rows, v->cols};
@@ -312,7 +325,7 @@ static int wai_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
     int rc = whai_load(&m->w->base, g, err);
     datm_h5 *gs = NULL;
     if (!rc) rc = datm_h5_group(g, "softmax_topics", 0, &gs, err);
-    datm_softmax_topics *t = m->st.smt;
+    datm_softmax_topics *t = m->st->smt;
     for (int l = 1; l <= t->L && !rc; l++) {
         const datm_param_view *v = &t->params.views[t->ibeta[l]];
         const int64_t dims[2] = {v->rows, v->cols};
@@ -327,6 +340,14 @@ static int wai_load(datm_model *mm, struct datm_h5 *g, datm_error *err)
     if (rc) return rc;
     t->adam.t = (int64_t)at;
     datm_softmax_topics_refresh(t);
+    /* the encoder's weights and Adam as WHAI loaded them */
+    wai_state *st = m->st;
+    const datm_adam *a = whai_adam(m->w);
+    const size_t ne = (size_t)a->size * sizeof(float);
+    memcpy(st->params, whai_encoder_weights(m->w), ne);
+    memcpy(st->adam.m, a->m, ne);
+    memcpy(st->adam.v, a->v, ne);
+    st->adam.t = a->t;
     wai_mirror(m);
     return DATM_OK;
 }
@@ -335,7 +356,8 @@ static void wai_destroy(datm_model *mm)
 {
     wai_model *m = (wai_model *)mm;
     if (!m) return;
-    datm_softmax_topics_destroy(&m->st.smt);
+    wai_state_free(m->st);
+    datm_encoder_ws_destroy(&m->ws);
     if (m->w) whai_destroy(&m->w->base);
     datm_free(m);
 }
@@ -423,14 +445,16 @@ static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_mo
     whai_params_get(cfg, &wp);
     m->eval_chain = !strcmp(wp.eval_globals, "chain");
     m->eval_thin = m->w->eval_thin;
-    m->st.params = m->w->ch.params;
-    m->st.grad = m->w->ch.grad;
-    m->st.adam = &m->w->ch.adam;
-    const datm_gbn *g = m->w->ch.gbn;
+    const datm_encoder *enc = whai_encoder(m->w);
+    m->st = wai_state_new(enc->params.size, whai_encoder_weights(m->w), whai_adam(m->w), err);
+    rc = m->st ? DATM_OK : err->code;
+    if (!rc) rc = datm_encoder_ws_create(enc, m->w->B, m->w->B * 64, &m->ws, err);
+    const datm_gbn *g = whai_decoder(m->w);
     wai_params p;
     wai_params_get(cfg, &p);
-    rc = datm_softmax_topics_create(g->L, g->K, (const double *const *)g->phi, p.phi_lr,
-                                    p.phi_beta1, p.phi_beta2, p.phi_adam_eps, &m->st.smt, err);
+    if (!rc) rc = datm_softmax_topics_create(g->L, g->K, (const double *const *)g->phi, p.phi_lr,
+                                             p.phi_beta1, p.phi_beta2, p.phi_adam_eps,
+                                             &m->st->smt, err);
     if (rc) {
         wai_destroy(&m->base);
         return rc;
