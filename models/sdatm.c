@@ -89,8 +89,14 @@ typedef struct sdatm {
 
 static sdatm *S(datm_model *m) { return (sdatm *)m; }
 static const sdatm *CS(const datm_model *m) { return (const sdatm *)m; }
-static const float *const *phi_f(const sdatm *s) { return (const float *const *)s->w->ch.gbn->phi_f; }
-static const float *enc_params(const sdatm *s) { return s->w->ch.params; }
+/* Read-only views of the WHAI part (models/whai.h: sdatm changes it only through whai_set_*). */
+static const float *const *phi_f(const sdatm *s)
+{
+    return (const float *const *)whai_decoder(s->w)->phi_f;
+}
+static const float *enc_params(const sdatm *s) { return whai_encoder_weights(s->w); }
+static const datm_encoder *encoder(const sdatm *s) { return whai_encoder(s->w); }
+static const datm_adam *enc_adam(const sdatm *s) { return whai_adam(s->w); }
 
 void sdatm_destroy(datm_model *m)
 {
@@ -191,7 +197,7 @@ static int sdatm_set_norm(sdatm *s, datm_error *err)
         th[l] = datm_alloc_array((size_t)(DATM_MAX(n, 1) * s->K[l]), sizeof(float), err);
         if (!th[l]) rc = DATM_E_NOMEM;
     }
-    if (!rc) rc = datm_encoder_infer(s->w->enc, enc_params(s), Xe, phi_f(s), NULL, 0, 0, 0, 0, 0,
+    if (!rc) rc = datm_encoder_infer(encoder(s), enc_params(s), Xe, phi_f(s), NULL, 0, 0, 0, 0, 0,
                                      th, err);
     if (!rc) datm_mlp_head_set_norm(&s->mh, s->hp.value, (const float *const *)(th + 1), n,
                                     s->sd_floor);
@@ -290,7 +296,7 @@ static double dist2(const float *a, const float *b, int64_t n)
 static void sdatm_step_log(const sdatm *s, const datm_train_ctx *ctx, const datm_train_stats *st,
                            double nll0, int64_t bad0, int64_t docs0, int64_t cut0)
 {
-    const datm_adam *ae = &s->w->ch.adam, *ah = &s->adam;
+    const datm_adam *ae = enc_adam(s), *ah = &s->adam;
     if (s->tr_docs <= docs0) {   /* sdatm_track started a new epoch's counters in this batch */
         nll0 = 0;
         bad0 = docs0 = 0;
@@ -300,8 +306,8 @@ static void sdatm_step_log(const sdatm *s, const datm_train_ctx *ctx, const datm
               "encoder |g| %.4g |x| %.4g |dx| %.4g | head |g| %.4g |dx| %.4g | clipped %lld",
               s->base.ops->name, (long long)ctx->iteration, (long long)ctx->epoch + 1, st->loss,
               st->loglik, (s->tr_nll - nll0) / n, (double)(s->tr_bad - bad0) / n,
-              dist2(s->w->ch.grad, NULL, ae->size), dist2(s->w->ch.params, NULL, ae->size),
-              dist2(s->w->ch.params, s->sl_enc, ae->size), dist2(s->hp.grad, NULL, ah->size),
+              dist2(whai_encoder_grad(s->w), NULL, ae->size), dist2(enc_params(s), NULL, ae->size),
+              dist2(enc_params(s), s->sl_enc, ae->size), dist2(s->hp.grad, NULL, ah->size),
               dist2(s->hp.value, s->sl_head, ah->size), (long long)(ae->n_clipped - cut0));
 }
 
@@ -392,7 +398,7 @@ static void sdatm_diag(sdatm *s, const datm_train_ctx *ctx, const datm_encoder_w
             }
             /* grad_clip_rms > 0: the share of gradient entries clipped in the epoch; a burst
              * marks steps whose gradients jumped far above their history */
-            const datm_adam *ad[2] = {&s->w->ch.adam, &s->adam};
+            const datm_adam *ad[2] = {enc_adam(s), &s->adam};
             for (int j = 0; j < 2 && o < (int)sizeof buf - 64; j++)
                 if (ad[j]->rms_clip > 0 && ad[j]->t > s->dg_t[j])
                     o += snprintf(buf + o, sizeof buf - (size_t)o, " | %s clipped %.3g%%",
@@ -402,16 +408,16 @@ static void sdatm_diag(sdatm *s, const datm_train_ctx *ctx, const datm_encoder_w
                       buf);
         }
         s->dg_epoch = ctx->epoch;
-        s->dg_cut[0] = s->w->ch.adam.n_clipped;
+        s->dg_cut[0] = enc_adam(s)->n_clipped;
         s->dg_cut[1] = s->adam.n_clipped;
-        s->dg_t[0] = s->w->ch.adam.t;
+        s->dg_t[0] = enc_adam(s)->t;
         s->dg_t[1] = s->adam.t;
         for (int l = 0; l <= DATM_MAX_LAYERS; l++) {
             s->dg_n[l] = s->dg_lo[l] = s->dg_hi[l] = 0;
             s->dg_k[l] = s->dg_gl[l] = s->dg_gt[l] = 0;
         }
     }
-    const datm_encoder_opts *eo = &s->w->enc->o;
+    const datm_encoder_opts *eo = &encoder(s)->o;
     const float kmin = (float)eo->k_min * 1.0001f, kmax = (float)eo->k_max * 0.9999f;
     const int64_t B = ws->B, PB = s->dg_prevB;
     for (int l = 1; l <= L; l++) {
@@ -680,7 +686,7 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) {
         int64_t rows[DATM_MAX_LAYERS + 1] = {0}, cols[DATM_MAX_LAYERS + 1] = {0};
         for (int l = 2; l <= L; l++) { rows[l] = s->K[l - 1]; cols[l] = s->K[l]; }
-        rc = sdatm_ens_init(&s->ens, n_snap, s->w->enc->params.size, s->hp.size, L, rows, cols,
+        rc = sdatm_ens_init(&s->ens, n_snap, encoder(s)->params.size, s->hp.size, L, rows, cols,
                             err);
     }
     if (!rc && s->norm_every > 0 && !s->standardize)
@@ -699,11 +705,11 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
                             err);
         s->adam.clip = wp.grad_clip;
         s->adam.rms_clip = wp.grad_clip_rms;
-        s->lr_enc0 = s->w->ch.adam.lr;
+        s->lr_enc0 = enc_adam(s)->lr;
         s->lr_head0 = s->adam.lr;
     }
     if (!rc && s->step_log) {
-        s->sl_enc = datm_alloc_array((size_t)s->w->ch.adam.size, sizeof(float), err);
+        s->sl_enc = datm_alloc_array((size_t)enc_adam(s)->size, sizeof(float), err);
         s->sl_head = datm_alloc_array((size_t)s->adam.size, sizeof(float), err);
         if (!s->sl_enc || !s->sl_head) rc = err ? err->code : DATM_E_NOMEM;
     }
@@ -746,8 +752,8 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
 /* The best state so far (what prediction reads: encoder weights, decoder, head) -> snapshot. */
 static int snapshot_take(sdatm *s, datm_error *err)
 {
-    const datm_gbn *g = s->w->ch.gbn;
-    const int64_t ne = s->w->enc->params.size;
+    const datm_gbn *g = whai_decoder(s->w);
+    const int64_t ne = encoder(s)->params.size;
     if (!s->best_enc) {
         s->best_enc = datm_alloc_array((size_t)ne, sizeof(float), err);
         s->best_head = datm_alloc_array((size_t)s->hp.size, sizeof(float), err);
@@ -755,7 +761,7 @@ static int snapshot_take(sdatm *s, datm_error *err)
         int rc = datm_gbn_create(g->L, g->K, &g->o, 0, &s->best_gbn, err);
         if (rc) return rc;
     }
-    memcpy(s->best_enc, s->w->ch.params, (size_t)ne * sizeof(float));
+    memcpy(s->best_enc, enc_params(s), (size_t)ne * sizeof(float));
     memcpy(s->best_head, s->hp.value, (size_t)s->hp.size * sizeof(float));
     datm_gbn_copy(s->best_gbn, g);
     return DATM_OK;
@@ -770,7 +776,7 @@ static int snapshot_take(sdatm *s, datm_error *err)
 static int snapshot_save(const sdatm *s, struct datm_h5 *g, datm_error *err)
 {
     datm_h5 *gs = NULL, *gd = NULL;
-    const int64_t ne[1] = {s->w->enc->params.size}, nh[1] = {s->hp.size};
+    const int64_t ne[1] = {encoder(s)->params.size}, nh[1] = {s->hp.size};
     int rc = datm_h5_group(g, SNAPSHOT_GROUP, 1, &gs, err);
     if (!rc) rc = datm_h5_write_f32(gs, "encoder", s->best_enc, 1, ne, err);
     if (!rc) rc = datm_h5_write_f32(gs, "head", s->best_head, 1, nh, err);
@@ -786,7 +792,7 @@ static int snapshot_load(sdatm *s, struct datm_h5 *g, datm_error *err)
 {
     int rc = snapshot_take(s, err);
     datm_h5 *gs = NULL, *gd = NULL;
-    const int64_t ne[1] = {s->w->enc->params.size}, nh[1] = {s->hp.size};
+    const int64_t ne[1] = {encoder(s)->params.size}, nh[1] = {s->hp.size};
     if (!rc) rc = datm_h5_group(g, SNAPSHOT_GROUP, 0, &gs, err);
     if (!rc) rc = datm_h5_read_f32(gs, "encoder", s->best_enc, 1, ne, err);
     if (!rc) rc = datm_h5_read_f32(gs, "head", s->best_head, 1, nh, err);
@@ -803,7 +809,7 @@ static void snapshot_restore(sdatm *s)
     if (!s->best_enc) return;
     whai_set_encoder_params(s->w, s->best_enc);
     memcpy(s->hp.value, s->best_head, (size_t)s->hp.size * sizeof(float));
-    datm_gbn_copy(s->w->ch.gbn, s->best_gbn);
+    whai_set_decoder(s->w, s->best_gbn);
 }
 
 /* A validation check after 1-based epoch `epoch`: error of the prediction at the posterior
@@ -890,9 +896,9 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
     /* step_log in the supervised epochs: the state before the step */
     const int logging = s->step_log && ctx->epoch >= s->unsup_epochs && nk == B;
     const double nll0 = s->tr_nll;
-    const int64_t bad0 = s->tr_bad, docs0 = s->tr_docs, cut0 = s->w->ch.adam.n_clipped;
+    const int64_t bad0 = s->tr_bad, docs0 = s->tr_docs, cut0 = enc_adam(s)->n_clipped;
     if (logging) {
-        memcpy(s->sl_enc, s->w->ch.params, (size_t)s->w->ch.adam.size * sizeof(float));
+        memcpy(s->sl_enc, enc_params(s), (size_t)enc_adam(s)->size * sizeof(float));
         memcpy(s->sl_head, s->hp.value, (size_t)s->adam.size * sizeof(float));
     }
     if (nk == B) {
@@ -924,7 +930,7 @@ int sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *
     const int64_t E = s->total_iters / s->bpe, back = E - epoch;
     if (!rc && s->ens.cap > 0 && sup >= 1 && epoch_end && back >= 0 &&
         back % s->snap_every == 0 && back / s->snap_every < s->ens.cap)
-        sdatm_ens_take(&s->ens, epoch, s->w->ch.params, s->hp.value, phi_f(s));
+        sdatm_ens_take(&s->ens, epoch, enc_params(s), s->hp.value, phi_f(s));
     if (!rc && s->val.n && sup >= 1 && (last || (epoch_end && sup % s->val_every == 0)))
         rc = sdatm_val_check(s, ctx, epoch, last, err);
     return rc;
@@ -1006,7 +1012,7 @@ static int predict_add(const sdatm *s, const sdatm_ens_state *st, const datm_enc
     const int draws = nsamples > 0 ? nsamples : 1;
     int rc = DATM_OK;
     for (int j = 0; j < draws && !rc; j++) {
-        rc = datm_encoder_infer_cached(s->w->enc, ec, st->phi, NULL, nsamples > 0 ? 1 : 0, seed,
+        rc = datm_encoder_infer_cached(encoder(s), ec, st->phi, NULL, nsamples > 0 ? 1 : 0, seed,
                                        (uint64_t)j, 0, 0, th, err);
         if (rc) break;
         if (nsamples > 0) {
@@ -1063,7 +1069,7 @@ static int predict_impl(const sdatm *s, const datm_csr *docs, uint64_t seed, int
         for (int j = 0; j < states && !rc; j++) {
             const sdatm_ens_state st = s->ens.n > 0 ? sdatm_ens_get(&s->ens, j) : live_state(s);
             datm_encoder_cache_destroy(&ec);
-            rc = datm_encoder_cache_build(s->w->enc, st.enc, Xe, 0, &ec, err);
+            rc = datm_encoder_cache_build(encoder(s), st.enc, Xe, 0, &ec, err);
             if (!rc) rc = predict_add(s, &st, ec, N, seed, nsamples, th, cache, W, eps, P, probs,
                                       err);
         }
