@@ -4,12 +4,15 @@
 # message naming the place, nothing finished lost.
 #   . "$(dirname "$0")/fault_lib.sh"; fault_init NAME
 # Sets datm, tmp (scratch, removed on exit), corpus (a data set dir), spec_u (unigram),
-# spec_w (a small WHAI with checkpoints every 3 mini-batches), fail.
+# spec_w (a small WHAI with checkpoints every 3 mini-batches), fail, checks (the rows so far).
+# The plain assertion rows are tests/testlib.sh's check, printed as table rows.
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"   # check
+check_table=1
 fault_init() {
     datm="${DATM_BIN:-build/datm}"
     [ -x "$datm" ] || { echo "skip: $datm not built"; exit 77; }
     command -v h5dump > /dev/null || { echo "skip: h5dump missing"; exit 77; }
-    fail=0; rows=0
+    fail=0; checks=0
     tmp=$(mktemp -d "/tmp/datm_$1_XXXXXX")
     trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
     export DATM_GNUPLOT=none   # figures: .dat and .gp only (fast, no gnuplot needed)
@@ -43,7 +46,7 @@ make_corpus() {
 row() {
     local cls=$1 what=$2 want=$3 got=$4 errf=$5 pat=${6:-}
     local ok=1 why=""
-    rows=$((rows + 1))
+    checks=$((checks + 1))
     if [ "$got" -ge 128 ] && [ "$want" -lt 128 ]; then ok=0; why="killed by signal $((got - 128))"; fi
     if [ "$got" != "$want" ]; then ok=0; why="$why exit $got, expected $want"; fi
     if grep -qE "AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:|LeakSanitizer" "$errf" 2>/dev/null; then
@@ -68,5 +71,3 @@ row() {
 status() { h5dump -a /status "$1" 2>/dev/null | sed -n 's/.*"\([A-Z]*\)".*/\1/p' | head -1; }
 # metric FILE NAME: a /metrics scalar at 17 digits.
 metric() { h5dump -m %.17g -d "/metrics/$2" "$1" 2>/dev/null | awk '/\(0\)/ { sub(/.*\(0\): */, ""); print }'; }
-# check COND WHAT: a plain assertion row.
-check() { rows=$((rows + 1)); if eval "$1"; then echo "ok   | $2"; else echo "FAIL | $2"; fail=1; fi; }

@@ -252,5 +252,5 @@ t args "sweep with a bad range" 2 "range" $datm sweep "$S" "seed=range(5,1,0)" -
 t args "resume --overwrite" 2 "--overwrite is for 'datm run'" $datm resume "$tmp/intr" --overwrite
 t args "fork --iteration -3" 2 "--iteration '-3' is not a mini-batch count" $datm fork "$tmp/intr" -o "$tmp/f3" --iteration -3
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

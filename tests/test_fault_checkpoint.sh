@@ -72,5 +72,5 @@ $datm fork "$d" -o "$tmp/forked15" --iteration 15 --quiet 2> "$tmp/fork15.err"; 
 row checkpoint "fork --iteration 15 (the damaged one)" 1 $rc "$tmp/fork15.err" "$newest: contents do not match their digest"
 check '[ ! -e "$tmp/forked15/checkpoints" ] || [ -z "$(ls "$tmp/forked15/checkpoints")" ]' "  no checkpoint copied"
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

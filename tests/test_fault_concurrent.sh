@@ -69,5 +69,5 @@ for i in 1 2 3; do
 done
 check 'same "$d/result.h5" | cmp -s - "$tmp/ref.dump" && [ ! -e "$d.new" ]' "  the directory holds the new run, no staging left"
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

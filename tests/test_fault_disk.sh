@@ -91,5 +91,5 @@ else
   echo "skip: no tmpfs (neither unshare -Urm nor root); the injected rows above stand for it"
 fi
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

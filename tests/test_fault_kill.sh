@@ -115,5 +115,5 @@ for i in 1 2 3 4 5 6; do
   fi
 done
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

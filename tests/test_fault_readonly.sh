@@ -100,5 +100,5 @@ else
   echo "skip: EACCES rows (root without setpriv)"
 fi
 
-echo "rows: $rows"
+echo "rows: $checks"
 exit $fail

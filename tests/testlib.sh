@@ -32,9 +32,6 @@ datm_test_init() {
     trap 'rm -rf "$tmp"' EXIT
 }
 
-# check 'COND' ['what it means']: evaluates COND (a shell condition, so $? is the status of the
-# command before the check); prints "ok: MEANING" or "FAIL: MEANING" (COND when no meaning is
-# given). A failure sets fail=1 and adds one to fails; the test ends with exit $fail.
 # datm_test_fresh NAME: the start of a test on the Brown corpus that ci/setup.sh builds into
 # .cache/data/brown (a fresh clone has it, so its absence is a failure, not a skip): sets SRC
 # (the source tree), datm (the binary; exit 77 when it is not built), brown (the corpus),
@@ -64,14 +61,23 @@ datm_test_heldout() {
     fail=0
 }
 
+# check 'COND' ['what it means']: evaluates COND (a shell condition, so $? is the status of the
+# command before the check); prints "ok: MEANING" or "FAIL: MEANING" (COND when no meaning is
+# given), or, with check_table=1, the table row "ok   | MEANING" / "FAIL | MEANING" (the
+# fault tables of tests/fault_lib.sh). Every check adds one to checks (the tables end with
+# their count); a failure sets fail=1 and adds one to fails; the test ends with exit $fail.
 check() {
     if eval "$1"; then
-        echo "ok: ${2:-$1}"
+        check_say ok "${2:-$1}"
     else
-        echo "FAIL: ${2:-$1}"
+        check_say FAIL "${2:-$1}"
         fail=1
         fails=$((${fails:-0} + 1))
     fi
+    checks=$((${checks:-0} + 1))
+}
+check_say() {
+    if [ "${check_table:-0}" = 1 ]; then printf '%-4s | %s\n' "$1" "$2"; else echo "$1: $2"; fi
 }
 
 # h5_scalar FILE DATASET: the first value of DATASET in FILE (%.17g), empty when absent.
