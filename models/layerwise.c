@@ -92,7 +92,7 @@ __attribute__((constructor)) static void lw_schema_init(void)
 
 /* The stage's model section: layers = K[1..L]; per-layer lists given for the final depth
  * (kl_weight, kl_weight_start, eta, hidden with one entry per layer) cut to the first L
- * entries. */
+ * entries, set at every stage (the section holds the previous stage's cut until then). */
 static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
 {
     char buf[512];
@@ -109,14 +109,14 @@ static int set_layers(lw_model *m, int L, const int64_t *K, datm_error *err)
         {WHAI_ROW_eta, &sp.eta}};
     for (size_t i = 0; i < DATM_COUNTOF(real_keys) && !rc; i++) {
         const double *v = real_keys[i].list->v;
-        if (real_keys[i].list->n != m->L_target || L == m->L_target) continue;
+        if (real_keys[i].list->n != m->L_target) continue;
         n = snprintf(buf, sizeof buf, "[");
         for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%.17g", l ? ", " : "", v[l]);
         snprintf(buf + n, sizeof buf - (size_t)n, "]");
         rc = datm_config_set(m->cfg, datm_whai_schema[real_keys[i].row].key, buf, err);
     }
     const int64_t *h = sp.hidden.v;
-    if (!rc && sp.hidden.n == m->L_target && L < m->L_target) {
+    if (!rc && sp.hidden.n == m->L_target) {
         n = snprintf(buf, sizeof buf, "[");
         for (int l = 0; l < L; l++) n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%lld", l ? ", " : "", (long long)h[l]);
         snprintf(buf + n, sizeof buf - (size_t)n, "]");

@@ -8,7 +8,8 @@
 # (the uniform model), and result.h5 has its topics. Also:
 # - iwhai refuses downward: true; ghai refuses rsvi_boost outside 1..8 (schema bounds);
 # - layerwise with a high threshold prunes: /model/inferred_layers is non-increasing, ends
-#   below the starting widths, and Phi(l) has the inferred shapes;
+#   below the starting widths, and Phi(l) has the inferred shapes; with per-layer kl_weight
+#   and hidden for 3 layers all 3 stages run;
 # - wai and layerwise killed (SIGKILL) after a checkpoint and resumed end bit-identical to the
 #   same run uninterrupted (metrics, curves, Phi, inferred widths) -- for layerwise the
 #   checkpoint is taken after a stage boundary, so resume rebuilds the pruned network.
@@ -51,6 +52,15 @@ check 'echo "$K" | awk -F", *" "{ok = NF == 4; for (i = 3; i <= NF; i++) ok = ok
     "layerwise: widths non-increasing and pruned ($K)"
 k3=$(echo "$K" | awk -F", *" '{print $4}')
 check 'h5dump -H -d /model/phi_3 "$T/lwp/result.h5" | grep -q "( [0-9]*, $k3 )"' "layerwise: Phi(3) has $k3 columns"
+
+# per-layer lists given for the final depth are cut to each stage's depth and whole at the last
+# stage (the last stage used to keep the previous stage's cut: an error for 3 layers)
+$DATM run "$SPEC" model.variant=layerwise $SMALL model.layers=[32,32,32] \
+    model.kl_weight=[0.1,0.01,0.001] model.hidden=[32,16,8] -o "$T/lwl" --quiet
+K=$(h5dump -d /model/inferred_layers "$T/lwl/result.h5" 2>/dev/null |
+    awk '/\(0\):/ {sub(/.*\(0\): */, ""); print}')
+check 'echo "$K" | awk -F", *" "{exit !(NF == 4)}"' \
+    "layerwise with per-layer kl_weight and hidden: all 3 stages run ($K)"
 
 # kill + resume equals uninterrupted
 dumpcmp() { h5dump -m %.17g -d /metrics/perplexity -d /metrics/perplexity_observed \
