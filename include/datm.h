@@ -1,8 +1,9 @@
 /* datm.h: the public C API of libdatm — read a trained deep topic model and use it.
  *
  * A trained model is a run directory made by `datm run` (or its result.h5). Open it, read
- * its structure (layers, vocabulary, topic matrices, metrics, resolved spec), project any
- * layer's topics to words, and infer per-layer document features (theta) of new documents.
+ * its structure (layers, vocabulary, topic matrices, metrics, resolved spec, curves, topic
+ * diagnostics), project any layer's topics to words, and infer per-layer document features
+ * (theta) of new documents.
  * Training is the CLI's job (`datm run SPEC.yaml`).
  *
  * Conventions: every fallible function returns 0 on success, else a nonzero code with err
@@ -28,6 +29,7 @@ extern "C" {
 #endif
 
 #define DATM_API_VERSION 1   /* raised when a declaration below changes incompatibly */
+#define DATM_API_MINOR   1   /* raised when functions are added (1: the record, diagnostics) */
 
 typedef struct datm_trained datm_trained;   /* a trained model, opened from a run */
 typedef struct datm_docs  datm_docs;    /* documents as word counts over a vocabulary */
@@ -36,12 +38,14 @@ typedef struct datm_docs  datm_docs;    /* documents as word counts over a vocab
 int  datm_api_version(void);
 
 /* ---- a trained model ---- */
-/* Opens a run directory or result file; the model itself is loaded at the first datm_infer. */
+/* Opens a run directory or result file, also of a run not finished (result.h5.part) or
+ * without a model (then datm_layers() is 0); the model is loaded at the first datm_infer. */
 int  datm_open(const char *run, datm_trained **out, datm_error *err);
 void datm_close(datm_trained *m);                        /* NULL is fine */
 
 const char *datm_variant(const datm_trained *m);         /* "whai", "dlda-gibbs", ... */
 const char *datm_spec_text(const datm_trained *m);       /* the run's resolved spec (YAML) */
+const char *datm_run_state(const datm_trained *m);       /* "COMPLETED", "RUNNING", ... */
 const char *datm_data_dir(const datm_trained *m);        /* the data set it trained on, as
                                                             resolved then; NULL if unknown */
 int         datm_layers(const datm_trained *m);          /* L */
@@ -58,11 +62,39 @@ int  datm_topic_words(const datm_trained *m, int layer, float *out, datm_error *
  * probabilities w[k n + j] (w may be NULL), most probable first. */
 int  datm_top_words(const datm_trained *m, int layer, int n, int32_t *ids, float *w,
                     datm_error *err);
+/* The same for the children in layer - 1 (layer >= 2): the largest entries of Phi(layer). */
+int  datm_top_children(const datm_trained *m, int layer, int n, int32_t *ids, float *w,
+                       datm_error *err);
 
 /* The run's scalar metrics (/metrics: perplexity, error_rate, train_s, ...). */
 int         datm_metric_count(const datm_trained *m);
 const char *datm_metric_name(const datm_trained *m, int i);   /* in name order; NULL past the end */
 int         datm_metric(const datm_trained *m, const char *name, double *value);  /* 0 found, else -1 */
+/* The resolved spec as dotted keys ("model.layers" -> "[64, 32]") in its order. */
+const char *datm_param_name(const datm_trained *m, int i);        /* NULL past the end */
+const char *datm_param(const datm_trained *m, const char *key);   /* NULL when absent */
+/* Column `name` of the training curves ("iteration", "wall_s", "perplexity", "loss", ...)
+ * and its length; NULL when the run has none. */
+const double *datm_curve(const datm_trained *m, const char *name, int64_t *n_rows);
+
+/* ---- topic diagnostics (what `datm topics` shows; its --help defines each) ----
+ * As the run stored them, or recomputed from Phi by datm_topics_evaluate with coherence in
+ * `reference` (NULL: the training documents; a data set directory or a raw text file),
+ * `measures` ("npmi,cv", NULL: all), top_n words, window (0: documents, w: sliding windows
+ * of a text); top_n, window < 0: the defaults. Then the unused flags may be redrawn at
+ * use < share / K_l. The getters return 0, -1 when the run lacks the value, else an error. */
+int  datm_topics_evaluate(datm_trained *m, const char *reference, const char *measures,
+                          int top_n, int64_t window, datm_error *err);
+int  datm_topics_flag_unused(datm_trained *m, double share, datm_error *err);
+/* K_layer values: "use" (share of the training tokens), "unused" (1/0), coherence "npmi",
+ * "uci", "umass", "cv", "kl" (from the corpus's word frequencies, nats), "nearest" (most
+ * similar topic of the layer, -1 none), "cosine" (with it). */
+int  datm_topic_stat(datm_trained *m, int layer, const char *name, double *out, datm_error *err);
+/* One value of a layer: "npmi" ... (mean over its topics), "npmi_live" ... (over the live
+ * ones), "unused" (count), "diversity"; of layer 0, the settings: "unused_share", "dup_cos",
+ * "top_n", "window", "npmi" ... (1: scored). datm_topics_reference: the coherence corpus. */
+int  datm_layer_stat(datm_trained *m, int layer, const char *name, double *value, datm_error *err);
+const char *datm_topics_reference(datm_trained *m);      /* NULL: no coherence */
 
 /* ---- documents ---- */
 /* Reads a UCI bag-of-words file (docword[.gz]: D, W, NNZ, then "doc word count" lines). */

@@ -123,13 +123,13 @@ static int fixture_write(const char *dir, const fixture_run *r)
     return rc;
 }
 
-static int fixture_exists(const char *path)
+__attribute__((unused)) static int fixture_exists(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 && sb.st_size > 0;
 }
 
-static char *fixture_slurp(const char *path)
+__attribute__((unused)) static char *fixture_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;

@@ -86,6 +86,14 @@ void datm_docs_free(datm_docs *d)
 int datm_load(datm_trained *m, datm_error *err)
 {
     if (m->model) return DATM_OK;
+    if (m->n_layers < 1)
+        return datm_error_set(err, DATM_E_FORMAT, "%s: no /%s/phi_1 (not a trained run?)",
+                              m->result, DATM_GRP_MODEL);
+    if (!m->spec_loaded && m->spec_err.code)
+        return datm_error_set(err, m->spec_err.code, "%s", m->spec_err.msg);
+    if (!m->spec_loaded)
+        return datm_error_set(err, DATM_E_IO, "%s: no spec (neither the result's `spec` nor "
+                              "%s/%s)", m->result, m->dir, DATM_RESULT_SPEC_FILE);
     const datm_spec *s = &m->spec;
     if (!s->ops->infer)
         return datm_error_set(err, DATM_E_UNSUPPORTED, "model %s has no inference", s->variant);
@@ -117,6 +125,7 @@ int datm_infer(datm_trained *m, const datm_docs *d, int samples, uint64_t seed, 
         return datm_error_set(err, DATM_E_INVALID, "datm_infer: no documents or no output");
     if (samples < 0)
         return datm_error_set(err, DATM_E_INVALID, "datm_infer: samples %d < 0", samples);
+    if (m->n_layers < 1) return datm_load(m, err);   /* says why there is no model */
     if (d->x.n_cols > m->k[0])
         return datm_error_set(err, DATM_E_INVALID, "documents over %lld words, but the model "
                               "of %s has a vocabulary of %lld", (long long)d->x.n_cols, m->dir,

@@ -36,6 +36,68 @@ static int read_text(const char *path, char **out, datm_error *err)
     return DATM_OK;
 }
 
+/* The spec: the result's `spec` attribute (also in a bare result file), else the run's
+ * spec.resolved.yaml; none is not an error (a record without a spec has no parameters and no
+ * model to load). It is flattened for datm_param and parsed for the model; a parse error is
+ * kept for datm_load, so the record of a run whose spec no longer loads still opens. */
+static int read_spec(datm_trained *m, datm_h5 *f, datm_error *err)
+{
+    char src[1300];
+    int rc = DATM_OK;
+    if (datm_h5_attr_exists(f, DATM_ATTR_SPEC)) {
+        char *text = NULL;
+        rc = datm_h5_attr_get_str_alloc(f, DATM_ATTR_SPEC, &text, err);
+        if (!rc && !(m->spec_text = strdup(text)))
+            rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
+        datm_free(text);
+        snprintf(src, sizeof src, "%s@%s", m->result, DATM_ATTR_SPEC);
+    } else {
+        snprintf(src, sizeof src, "%s/%s", m->dir, DATM_RESULT_SPEC_FILE);
+        FILE *probe = fopen(src, "r");
+        if (!probe) return DATM_OK;
+        fclose(probe);
+        rc = read_text(src, &m->spec_text, err);
+    }
+    if (!rc) rc = datm_yaml_flatten(m->spec_text, src, &m->params, err);
+    if (!rc) {
+        const datm_model_catalog cat = DATM_REGISTRY_CATALOG;
+        m->spec_loaded = !datm_spec_load_text(m->spec_text, src, NULL, 0, &cat, &m->spec,
+                                              &m->spec_err);
+    }
+    return rc;
+}
+
+/* Shapes (k), vocabulary, status, metrics, curves and the data set's directory. */
+static int read_record(datm_trained *m, datm_h5 *f, datm_error *err)
+{
+    int L = datm_result_model_shape(f, m->k, err);
+    if (L < 0) return err && err->code ? err->code : DATM_E_FORMAT;
+    m->n_layers = L;
+    int rc = datm_result_vocab(f, &m->vocab, &m->n_vocab, err);
+    if (!rc && L == 0) m->k[0] = m->vocab ? m->n_vocab : 0;
+    if (!rc && m->vocab && m->n_vocab != m->k[0])
+        rc = datm_error_set(err, DATM_E_FORMAT, "%s: %lld words in the vocabulary, %lld rows "
+                            "in /%s/phi_1", m->result, (long long)m->n_vocab, (long long)m->k[0],
+                            DATM_GRP_MODEL);
+    snprintf(m->status, sizeof m->status, "UNKNOWN");
+    if (!rc && datm_h5_attr_exists(f, DATM_ATTR_STATUS))
+        rc = datm_h5_attr_get_str(f, DATM_ATTR_STATUS, m->status, sizeof m->status, err);
+    if (!rc && datm_h5_attr_exists(f, "variant"))
+        rc = datm_h5_attr_get_str(f, "variant", m->variant, sizeof m->variant, err);
+    if (!rc) rc = datm_result_metrics_read(f, &m->metrics, err);
+    if (!rc) rc = datm_result_curves_read(f, &m->curves, err);
+    if (!rc && datm_h5_is_group(f, DATM_GRP_DATA) == 1) {
+        datm_h5 *g = NULL;
+        datm_error e2 = {0};
+        if (!datm_h5_group(f, DATM_GRP_DATA, 0, &g, &e2) &&
+            datm_h5_attr_exists(g, DATM_DATA_ATTR_DIR) &&
+            datm_h5_attr_get_str(g, DATM_DATA_ATTR_DIR, m->data_dir, sizeof m->data_dir, &e2))
+            m->data_dir[0] = '\0';
+        datm_h5_close(&g);
+    }
+    return rc;
+}
+
 int datm_open(const char *run, datm_trained **out, datm_error *err)
 {
     *out = NULL;
@@ -49,40 +111,11 @@ int datm_open(const char *run, datm_trained **out, datm_error *err)
         char *slash = strrchr(m->dir, '/');
         if (slash) *slash = '\0';
         else snprintf(m->dir, sizeof m->dir, ".");
-        char spec[1300];
-        snprintf(spec, sizeof spec, "%s/%s", m->dir, DATM_RESULT_SPEC_FILE);
-        rc = read_text(spec, &m->spec_text, err);
-        if (!rc) {
-            const datm_model_catalog cat = DATM_REGISTRY_CATALOG;
-            rc = datm_spec_load(spec, NULL, 0, &cat, &m->spec, err);
-            m->spec_loaded = !rc;
-        }
     }
     datm_h5 *f = NULL;
     if (!rc) rc = datm_h5_open(m->result, 0, &f, err);
-    if (!rc) {
-        int L = datm_result_model_shape(f, m->k, err);
-        if (L < 0) rc = err && err->code ? err->code : DATM_E_FORMAT;
-        else if (L == 0)
-            rc = datm_error_set(err, DATM_E_FORMAT, "%s: no /%s/phi_1 (not a trained run?)",
-                                m->result, DATM_GRP_MODEL);
-        m->n_layers = L;
-    }
-    if (!rc) rc = datm_result_vocab(f, &m->vocab, &m->n_vocab, err);
-    if (!rc && m->vocab && m->n_vocab != m->k[0])
-        rc = datm_error_set(err, DATM_E_FORMAT, "%s: %lld words in the vocabulary, %lld rows "
-                            "in /%s/phi_1", m->result, (long long)m->n_vocab, (long long)m->k[0],
-                            DATM_GRP_MODEL);
-    if (!rc) rc = datm_result_metrics_read(f, &m->metrics, err);
-    if (!rc && datm_h5_is_group(f, DATM_GRP_DATA) == 1) {
-        datm_h5 *g = NULL;
-        datm_error e2 = {0};
-        if (!datm_h5_group(f, DATM_GRP_DATA, 0, &g, &e2) &&
-            datm_h5_attr_exists(g, DATM_DATA_ATTR_DIR) &&
-            datm_h5_attr_get_str(g, DATM_DATA_ATTR_DIR, m->data_dir, sizeof m->data_dir, &e2))
-            m->data_dir[0] = '\0';
-        datm_h5_close(&g);
-    }
+    if (!rc) rc = read_record(m, f, err);
+    if (!rc) rc = read_spec(m, f, err);
     datm_h5_close(&f);
     if (rc) {
         datm_close(m);
@@ -98,12 +131,19 @@ void datm_close(datm_trained *m)
     if (m->model) m->model->ops->destroy(m->model);
     if (m->spec_loaded) datm_spec_free(&m->spec);
     free(m->spec_text);
+    datm_flat_free(&m->params);
     datm_h5_strings_free(m->vocab, m->n_vocab);
     datm_result_metrics_free(&m->metrics);
+    datm_result_curves_free(&m->curves);
+    datm_topic_set_free(&m->topics);
     free(m);
 }
 
-const char *datm_variant(const datm_trained *m) { return m->spec.variant; }
+const char *datm_variant(const datm_trained *m)
+{
+    return m->spec_loaded ? m->spec.variant : m->variant;
+}
+const char *datm_run_state(const datm_trained *m) { return m->status; }
 const char *datm_spec_text(const datm_trained *m) { return m->spec_text; }
 const char *datm_data_dir(const datm_trained *m) { return m->data_dir[0] ? m->data_dir : NULL; }
 int datm_layers(const datm_trained *m) { return m->n_layers; }
@@ -207,4 +247,21 @@ const char *datm_metric_name(const datm_trained *m, int i)
 int datm_metric(const datm_trained *m, const char *name, double *value)
 {
     return datm_result_metrics_get(&m->metrics, name, value);
+}
+
+const char *datm_param_name(const datm_trained *m, int i)
+{
+    return i >= 0 && i < m->params.n ? m->params.kv[i].key : NULL;
+}
+
+const char *datm_param(const datm_trained *m, const char *key)
+{
+    return datm_flat_get(&m->params, key);
+}
+
+const double *datm_curve(const datm_trained *m, const char *name, int64_t *n_rows)
+{
+    const double *c = datm_result_curves_col(&m->curves, name);
+    if (n_rows) *n_rows = c ? m->curves.n_rows : 0;
+    return c;
 }
