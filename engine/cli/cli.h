@@ -5,6 +5,8 @@
 #ifndef DATM_CLI_H
 #define DATM_CLI_H
 
+#include <stdio.h>
+
 typedef struct datm_cli_command {
     const char *name;
     const char *summary;                  /* one line for `datm --help` */
@@ -21,5 +23,13 @@ int datm_cli_threads(const char *cmd, const char *value);
  * argv (argc shrinks), then the plugin files of DATM_PLUGIN_PATH. DATM_EXIT_OK, or the exit
  * code after printing the error. */
 int datm_cli_plugins(int *argc, char **argv);
+
+/* Writers for machine-readable output (cli_write.c): a JSON string (escaped, quoted), a JSON
+ * number with `digits` significant digits (null when not finite), a CSV field (quoted when it
+ * holds a comma, quote or newline), a markdown table cell ('|' escaped, newlines as spaces). */
+void datm_cli_json_str(FILE *f, const char *s);
+void datm_cli_json_num(FILE *f, double v, int digits);
+void datm_cli_csv_str(FILE *f, const char *s);
+void datm_cli_md_str(FILE *f, const char *s);
 
 #endif

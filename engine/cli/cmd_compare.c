@@ -2,11 +2,10 @@
  * (ECOSYSTEM.md row 15): the spec parameters that differ between runs and every final
  * metric, with deltas against the first run; --plot draws all runs' curves in one figure.
  *
- * Not built on the public API (include/datm.h), by design: it compares run records, not
- * trained models. Its inputs are what a run writes whether or not it finished or has a model
- * (status, resolved spec, /metrics, /curves; a RUNNING run's result.h5.part, a result without
- * /model or spec.resolved.yaml), read through the result readers (io/results.h), which
- * datm_open, a handle on a trained model, rightly refuses. */
+ * Built on the public API (include/datm.h): each run's record (status, the resolved spec as
+ * dotted keys, /metrics, /curves) comes from datm_open, which opens runs that have not
+ * finished or have no model too. This file parses arguments, lines the runs up and formats
+ * (writers in cli_write.c, figures in io/figures.h). */
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,20 +13,15 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "datm.h"
 #include "io/figures.h"
-#include "io/results.h"
-#include "io/results_layout.h"
-#include "io/yaml_flat.h"
 
 int datm_cmd_compare(int argc, char **argv);
 
 typedef struct run_info {
-    const char  *arg;          /* as given */
-    char         label[256];
-    char         status[64];
-    datm_flat    params;
-    datm_result_metrics metrics;
-    datm_result_curves  curves;
+    const char   *arg;          /* as given */
+    char          label[256];
+    datm_trained *m;
 } run_info;
 
 static void usage(FILE *f)
@@ -45,63 +39,18 @@ static void usage(FILE *f)
         "                        time), OUT_loss.png (training loss), each with .dat/.gp/.svg\n");
 }
 
-/* Loads the resolved spec: the `spec` attribute, else RUN/spec.resolved.yaml. */
-static int load_params(datm_h5 *f, const char *result_path, datm_flat *out, datm_error *err)
+/* label: the run directory's name (or the file's, for a bare result file) */
+static void set_label(run_info *r)
 {
-    memset(out, 0, sizeof *out);
-    char *spec = NULL;
-    if (datm_h5_attr_exists(f, DATM_ATTR_SPEC) &&
-        datm_h5_attr_get_str_alloc(f, DATM_ATTR_SPEC, &spec, err) == DATM_OK) {
-        char src[1100];
-        snprintf(src, sizeof src, "%s@spec", result_path);
-        int rc = datm_yaml_flatten(spec, src, out, err);
-        datm_free(spec);
-        return rc;
-    }
-    char tmp[1024], path[1200];
-    snprintf(tmp, sizeof tmp, "%s", result_path);
-    snprintf(path, sizeof path, "%s/%s", dirname(tmp), DATM_RESULT_SPEC_FILE);
-    FILE *fp = fopen(path, "r");
-    if (!fp) return DATM_OK;   /* no parameters known: empty */
-    fclose(fp);
-    return datm_yaml_flatten_file(path, out, err);
-}
-
-static int load_run(run_info *r, const char *arg, int want_curves, datm_error *err)
-{
-    memset(r, 0, sizeof *r);
-    r->arg = arg;
-    char path[1024];
-    int rc = datm_result_path(arg, path, sizeof path, err);
-    if (rc) return rc;
-    datm_h5 *f = NULL;
-    rc = datm_h5_open(path, 0, &f, err);
-    if (rc) return rc;
-    snprintf(r->status, sizeof r->status, "UNKNOWN");
-    if (datm_h5_attr_exists(f, DATM_ATTR_STATUS))
-        datm_h5_attr_get_str(f, DATM_ATTR_STATUS, r->status, sizeof r->status, err);
-    rc = load_params(f, path, &r->params, err);
-    if (!rc) rc = datm_result_metrics_read(f, &r->metrics, err);
-    if (!rc && want_curves) rc = datm_result_curves_read(f, &r->curves, err);
-    datm_h5_close(&f);
-    /* label: the run directory's name (or the file's, for a bare result file) */
     char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    char *base = basename(tmp);
-    if (!strcmp(base, DATM_RESULT_FILE) || !strcmp(base, DATM_RESULT_FILE ".part")) {
-        snprintf(tmp, sizeof tmp, "%s", path);
-        snprintf(r->label, sizeof r->label, "%s", basename(dirname(tmp)));
-    } else {
+    snprintf(tmp, sizeof tmp, "%s", r->arg);
+    const char *base = basename(tmp);
+    if (strcmp(base, "result.h5") && strcmp(base, "result.h5.part")) {
         snprintf(r->label, sizeof r->label, "%s", base);
+        return;
     }
-    return rc;
-}
-
-static void free_run(run_info *r)
-{
-    datm_flat_free(&r->params);
-    datm_result_metrics_free(&r->metrics);
-    datm_result_curves_free(&r->curves);
+    snprintf(tmp, sizeof tmp, "%s", r->arg);
+    snprintf(r->label, sizeof r->label, "%s", basename(dirname(tmp)));
 }
 
 /* a list of unique strings in first-seen order */
@@ -125,48 +74,12 @@ static void sl_free(strlist *l)
 
 static int metric_of(const run_info *r, const char *name, double *v)
 {
-    return datm_result_metrics_get(&r->metrics, name, v) == 0;
+    return datm_metric(r->m, name, v) == 0;
 }
 
-static void json_str(FILE *f, const char *s)
+static const char *param_of(const run_info *r, const char *key)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static void json_num(FILE *f, double v)
-{
-    if (isfinite(v)) fprintf(f, "%.17g", v);
-    else fputs("null", f);
-}
-
-/* csv field: quoted when it holds a comma, quote or newline */
-static void csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-/* markdown cell: '|' escaped */
-static void md_str(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|') fputc('\\', f);
-        fputc(*s == '\n' ? ' ' : *s, f);
-    }
+    return datm_param(r->m, key);
 }
 
 static void print_md(run_info *runs, int n, const strlist *keys, const strlist *mets, int all)
@@ -176,18 +89,18 @@ static void print_md(run_info *runs, int n, const strlist *keys, const strlist *
         printf("%s\n\n", n > 1 ? "No parameter differs between the runs." : "No parameters.");
     } else {
         printf("| parameter |");
-        for (int r = 0; r < n; r++) { printf(" "); md_str(stdout, runs[r].label); printf(" |"); }
+        for (int r = 0; r < n; r++) { printf(" "); datm_cli_md_str(stdout, runs[r].label); printf(" |"); }
         printf("\n|---|");
         for (int r = 0; r < n; r++) printf("---|");
         printf("\n");
         for (int k = 0; k < keys->n; k++) {
             printf("| ");
-            md_str(stdout, keys->s[k]);
+            datm_cli_md_str(stdout, keys->s[k]);
             printf(" |");
             for (int r = 0; r < n; r++) {
-                const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+                const char *v = param_of(&runs[r], keys->s[k]);
                 printf(" ");
-                md_str(stdout, v ? v : "-");
+                datm_cli_md_str(stdout, v ? v : "-");
                 printf(" |");
             }
             printf("\n");
@@ -196,15 +109,15 @@ static void print_md(run_info *runs, int n, const strlist *keys, const strlist *
     }
     printf("## Metrics (delta against %s)\n\n", runs[0].label);
     printf("| metric |");
-    for (int r = 0; r < n; r++) { printf(" "); md_str(stdout, runs[r].label); printf(" |"); }
+    for (int r = 0; r < n; r++) { printf(" "); datm_cli_md_str(stdout, runs[r].label); printf(" |"); }
     printf("\n|---|");
     for (int r = 0; r < n; r++) printf("---:|");
     printf("\n| status |");
-    for (int r = 0; r < n; r++) printf(" %s |", runs[r].status);
+    for (int r = 0; r < n; r++) printf(" %s |", datm_run_state(runs[r].m));
     printf("\n");
     for (int m = 0; m < mets->n; m++) {
         printf("| ");
-        md_str(stdout, mets->s[m]);
+        datm_cli_md_str(stdout, mets->s[m]);
         printf(" |");
         double base = NAN;
         int have0 = metric_of(&runs[0], mets->s[m], &base);
@@ -227,17 +140,17 @@ static void print_md(run_info *runs, int n, const strlist *keys, const strlist *
 static void print_csv(run_info *runs, int n, const strlist *keys, const strlist *mets)
 {
     printf("run,status");
-    for (int k = 0; k < keys->n; k++) { printf(","); csv_str(stdout, keys->s[k]); }
-    for (int m = 0; m < mets->n; m++) { printf(","); csv_str(stdout, mets->s[m]); }
-    for (int m = 0; m < mets->n; m++) { printf(",delta_"); csv_str(stdout, mets->s[m]); }
+    for (int k = 0; k < keys->n; k++) { printf(","); datm_cli_csv_str(stdout, keys->s[k]); }
+    for (int m = 0; m < mets->n; m++) { printf(","); datm_cli_csv_str(stdout, mets->s[m]); }
+    for (int m = 0; m < mets->n; m++) { printf(",delta_"); datm_cli_csv_str(stdout, mets->s[m]); }
     printf("\n");
     for (int r = 0; r < n; r++) {
-        csv_str(stdout, runs[r].label);
-        printf(",%s", runs[r].status);
+        datm_cli_csv_str(stdout, runs[r].label);
+        printf(",%s", datm_run_state(runs[r].m));
         for (int k = 0; k < keys->n; k++) {
-            const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+            const char *v = param_of(&runs[r], keys->s[k]);
             printf(",");
-            if (v) csv_str(stdout, v);
+            if (v) datm_cli_csv_str(stdout, v);
         }
         for (int m = 0; m < mets->n; m++) {
             double v;
@@ -257,29 +170,29 @@ static void print_csv(run_info *runs, int n, const strlist *keys, const strlist 
 static void print_json(run_info *runs, int n, const strlist *keys, const strlist *mets)
 {
     printf("{\n  \"baseline\": ");
-    json_str(stdout, runs[0].label);
+    datm_cli_json_str(stdout, runs[0].label);
     printf(",\n  \"parameters\": [");
-    for (int k = 0; k < keys->n; k++) { printf(k ? ", " : ""); json_str(stdout, keys->s[k]); }
+    for (int k = 0; k < keys->n; k++) { printf(k ? ", " : ""); datm_cli_json_str(stdout, keys->s[k]); }
     printf("],\n  \"metrics\": [");
-    for (int m = 0; m < mets->n; m++) { printf(m ? ", " : ""); json_str(stdout, mets->s[m]); }
+    for (int m = 0; m < mets->n; m++) { printf(m ? ", " : ""); datm_cli_json_str(stdout, mets->s[m]); }
     printf("],\n  \"runs\": [\n");
     for (int r = 0; r < n; r++) {
         printf("    {\"run\": ");
-        json_str(stdout, runs[r].label);
+        datm_cli_json_str(stdout, runs[r].label);
         printf(", \"path\": ");
-        json_str(stdout, runs[r].arg);
+        datm_cli_json_str(stdout, runs[r].arg);
         printf(", \"status\": ");
-        json_str(stdout, runs[r].status);
+        datm_cli_json_str(stdout, datm_run_state(runs[r].m));
         printf(",\n     \"params\": {");
         int first = 1;
         for (int k = 0; k < keys->n; k++) {
-            const char *v = datm_flat_get(&runs[r].params, keys->s[k]);
+            const char *v = param_of(&runs[r], keys->s[k]);
             if (!v) continue;
             printf(first ? "" : ", ");
             first = 0;
-            json_str(stdout, keys->s[k]);
+            datm_cli_json_str(stdout, keys->s[k]);
             printf(": ");
-            json_str(stdout, v);
+            datm_cli_json_str(stdout, v);
         }
         printf("},\n     \"metrics\": {");
         first = 1;
@@ -288,9 +201,9 @@ static void print_json(run_info *runs, int n, const strlist *keys, const strlist
             if (!metric_of(&runs[r], mets->s[m], &v)) continue;
             printf(first ? "" : ", ");
             first = 0;
-            json_str(stdout, mets->s[m]);
+            datm_cli_json_str(stdout, mets->s[m]);
             printf(": ");
-            json_num(stdout, v);
+            datm_cli_json_num(stdout, v, 17);
         }
         printf("},\n     \"delta\": {");
         first = 1;
@@ -300,9 +213,9 @@ static void print_json(run_info *runs, int n, const strlist *keys, const strlist
                 continue;
             printf(first ? "" : ", ");
             first = 0;
-            json_str(stdout, mets->s[m]);
+            datm_cli_json_str(stdout, mets->s[m]);
             printf(": ");
-            json_num(stdout, v - b);
+            datm_cli_json_num(stdout, v - b, 17);
         }
         printf("}}%s\n", r + 1 < n ? "," : "");
     }
@@ -316,10 +229,11 @@ static int plot_one(run_info *runs, int n, const char *dir, const char *name, co
     datm_series *s = calloc((size_t)n, sizeof *s);
     int k = 0;
     for (int r = 0; r < n; r++) {
-        const double *x = datm_result_curves_col(&runs[r].curves, xcol);
-        const double *y = datm_result_curves_col(&runs[r].curves, ycol);
+        int64_t nx = 0, ny = 0;
+        const double *x = datm_curve(runs[r].m, xcol, &nx);
+        const double *y = datm_curve(runs[r].m, ycol, &ny);
         if (!x || !y) continue;
-        s[k++] = (datm_series){runs[r].label, x, y, runs[r].curves.n_rows};
+        s[k++] = (datm_series){runs[r].label, x, y, nx < ny ? nx : ny};
     }
     int ok = 0;
     if (k) {
@@ -343,8 +257,8 @@ static int plot_bars(run_info *runs, int n, const char *dir, const char *stem,
 {
     strlist cats = {0}, grps = {0};
     for (int r = 0; r < n; r++) {
-        const char *c = by ? datm_flat_get(&runs[r].params, by) : runs[r].label;
-        const char *g = group ? datm_flat_get(&runs[r].params, group) : metric;
+        const char *c = by ? param_of(&runs[r], by) : runs[r].label;
+        const char *g = group ? param_of(&runs[r], group) : metric;
         sl_add(&cats, c ? c : "-");
         sl_add(&grps, g ? g : "-");
     }
@@ -353,8 +267,8 @@ static int plot_bars(run_info *runs, int n, const char *dir, const char *stem,
     for (int r = 0; r < n; r++) {
         double v;
         if (!metric_of(&runs[r], metric, &v) || !isfinite(v)) continue;
-        const char *c = by ? datm_flat_get(&runs[r].params, by) : runs[r].label;
-        const char *g = group ? datm_flat_get(&runs[r].params, group) : metric;
+        const char *c = by ? param_of(&runs[r], by) : runs[r].label;
+        const char *g = group ? param_of(&runs[r], group) : metric;
         int ci = 0, gi = 0;
         while (strcmp(cats.s[ci], c ? c : "-")) ci++;
         while (strcmp(grps.s[gi], g ? g : "-")) gi++;
@@ -441,7 +355,9 @@ int datm_cmd_compare(int argc, char **argv)
     int rc = DATM_EXIT_OK;
     for (int i = 0; i < n; i++) {
         datm_error err = {0};
-        if (load_run(&runs[i], args[i], plot != NULL, &err)) {
+        runs[i].arg = args[i];
+        set_label(&runs[i]);
+        if (datm_open(args[i], &runs[i].m, &err)) {
             fprintf(stderr, "datm compare: %s\n", err.msg);
             rc = DATM_EXIT_FAIL;
         }
@@ -454,8 +370,9 @@ int datm_cmd_compare(int argc, char **argv)
                     snprintf(runs[i].label, sizeof runs[i].label, "%s", runs[i].arg);
         strlist keys = {0}, mets = {0}, changed = {0};
         for (int i = 0; i < n; i++) {
-            for (int64_t k = 0; k < runs[i].params.n; k++) sl_add(&keys, runs[i].params.kv[k].key);
-            for (int64_t m = 0; m < runs[i].metrics.n; m++) sl_add(&mets, runs[i].metrics.names[m]);
+            const char *name;
+            for (int k = 0; (name = datm_param_name(runs[i].m, k)); k++) sl_add(&keys, name);
+            for (int m = 0; (name = datm_metric_name(runs[i].m, m)); m++) sl_add(&mets, name);
         }
         /* where a run was written differs by construction: not a parameter worth a column */
         static const char *const ignored[] = {"output.dir", NULL};
@@ -463,10 +380,10 @@ int datm_cmd_compare(int argc, char **argv)
             int skip = 0;
             for (int j = 0; ignored[j]; j++) skip |= !strcmp(keys.s[k], ignored[j]);
             if (skip && !all) continue;
-            const char *v0 = datm_flat_get(&runs[0].params, keys.s[k]);
+            const char *v0 = param_of(&runs[0], keys.s[k]);
             int differs = 0;
             for (int i = 1; i < n && !differs; i++) {
-                const char *v = datm_flat_get(&runs[i].params, keys.s[k]);
+                const char *v = param_of(&runs[i], keys.s[k]);
                 differs = (!v0 != !v) || (v && strcmp(v, v0));
             }
             if (differs || all) sl_add(&changed, keys.s[k]);
@@ -482,20 +399,20 @@ int datm_cmd_compare(int argc, char **argv)
             const char *stem = basename(t2);
             int made = 0;
             snprintf(name, sizeof name, "%s", stem);
-            made += plot_one(runs, n, dir, name, DATM_CURVE_ITERATION, DATM_CURVE_PERPLEXITY,
+            made += plot_one(runs, n, dir, name, "iteration", "perplexity",
                              "iteration (mini-batches)", "perplexity", "held-out perplexity");
             snprintf(name, sizeof name, "%s_time", stem);
-            made += plot_one(runs, n, dir, name, DATM_CURVE_WALL_S, DATM_CURVE_PERPLEXITY,
+            made += plot_one(runs, n, dir, name, "wall_s", "perplexity",
                              "wall time (s)", "perplexity", "held-out perplexity");
             snprintf(name, sizeof name, "%s_loss", stem);
-            made += plot_one(runs, n, dir, name, DATM_CURVE_ITERATION, DATM_CURVE_LOSS,
+            made += plot_one(runs, n, dir, name, "iteration", "loss",
                              "iteration (mini-batches)", "loss", "training loss per document");
             /* grouped bars of a final metric, e.g. error vs depth (by) and width (group) */
             const char *bm = bar_metric;
             double tmpv;
             for (int r = 0; !bm && r < n; r++)
-                if (metric_of(&runs[r], DATM_MET_ERROR_RATE, &tmpv)) bm = DATM_MET_ERROR_RATE;
-            if (!bm) bm = DATM_MET_PERPLEXITY;
+                if (metric_of(&runs[r], "error_rate", &tmpv)) bm = "error_rate";
+            if (!bm) bm = "perplexity";
             const char *bk = by;
             for (int k = 0; !bk && k < changed.n; k++)
                 if (!group || strcmp(changed.s[k], group)) bk = changed.s[k];
@@ -509,7 +426,7 @@ int datm_cmd_compare(int argc, char **argv)
         sl_free(&mets);
         sl_free(&changed);
     }
-    for (int i = 0; i < n; i++) free_run(&runs[i]);
+    for (int i = 0; i < n; i++) datm_close(runs[i].m);
     free(runs);
     free(args);
     return rc;

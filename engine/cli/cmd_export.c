@@ -81,20 +81,6 @@ static void normalise_rows(float *t, int64_t rows, int64_t cols)
     }
 }
 
-/* A word as a JSON string (quotes and backslashes escaped; vocabulary words have no control
- * characters, but they are escaped too). */
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static const char *word(const exp_ctx *c, int64_t v, char *buf, size_t n)
 {
     const char *w = datm_word(c->m, v);
@@ -107,7 +93,7 @@ static int write_pyldavis(FILE *f, exp_ctx *c, datm_error *err)
 {
     char b[32];
     fprintf(f, "{\"format\": \"pyLDAvis.prepare arguments\", \"variant\": ");
-    json_str(f, datm_variant(c->m));
+    datm_cli_json_str(f, datm_variant(c->m));
     fprintf(f, ", \"layers\": [");
     for (int l = c->l0; l <= c->l1; l++) {
         const int64_t K = datm_topics(c->m, l);
@@ -134,7 +120,7 @@ static int write_pyldavis(FILE *f, exp_ctx *c, datm_error *err)
         fprintf(f, "],\n\"vocab\": [");
         for (int64_t v = 0; v < c->V; v++) {
             if (v) fputc(',', f);
-            json_str(f, word(c, v, b, sizeof b));
+            datm_cli_json_str(f, word(c, v, b, sizeof b));
         }
         fprintf(f, "],\n\"term_frequency\": [");
         for (int64_t v = 0; v < c->V; v++) fprintf(f, "%s%.17g", v ? "," : "", c->term_freq[v]);
@@ -162,7 +148,7 @@ static int write_json(FILE *f, exp_ctx *c, datm_error *err)
 {
     char b[32];
     fprintf(f, "{\"variant\": ");
-    json_str(f, datm_variant(c->m));
+    datm_cli_json_str(f, datm_variant(c->m));
     fprintf(f, ", \"layers\": [");
     for (int l = c->l0; l <= c->l1; l++) {
         const int64_t K = datm_topics(c->m, l);
@@ -174,7 +160,7 @@ static int write_json(FILE *f, exp_ctx *c, datm_error *err)
             fprintf(f, "%s\n{\"topic\": %lld, \"words\": [", k ? "," : "", (long long)(k + 1));
             for (int j = 0; j < c->top; j++) {
                 fprintf(f, "%s{\"word\": ", j ? ", " : "");
-                json_str(f, word(c, ids[k * c->top + j], b, sizeof b));
+                datm_cli_json_str(f, word(c, ids[k * c->top + j], b, sizeof b));
                 fprintf(f, ", \"weight\": %.9g}", (double)w[k * c->top + j]);
             }
             fprintf(f, "]}");

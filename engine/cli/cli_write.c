@@ -1,0 +1,47 @@
+/* engine/cli/cli_write.c: the text writers the subcommands share for machine-readable output
+ * (compare, topics, export): JSON strings and numbers, CSV fields (RFC 4180 quoting) and
+ * markdown table cells. Numbers in the C locale (STYLE.md: %.9g for float, %.17g for double). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void datm_cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void datm_cli_json_num(FILE *f, double v, int digits)
+{
+    if (isfinite(v)) fprintf(f, "%.*g", digits, v);
+    else fputs("null", f);
+}
+
+void datm_cli_csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void datm_cli_md_str(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
