@@ -61,6 +61,7 @@ _sigs = {
     "datm_metric_count": (ctypes.c_int, [_P]),
     "datm_metric_name": (ctypes.c_char_p, [_P, ctypes.c_int]),
     "datm_metric": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double)]),
+    "datm_topic_stat": (ctypes.c_int, [_P, ctypes.c_int, ctypes.c_char_p, _P, _E]),
     "datm_docs_read": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(_P), _E]),
     "datm_docs_from_csr": (ctypes.c_int, [ctypes.c_int64, ctypes.c_int64, _P, _P, _P,
                                           ctypes.POINTER(_P), _E]),

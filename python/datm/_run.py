@@ -127,6 +127,37 @@ class Run:
         vocab = self.vocab or [str(v) for v in range(self.vocab_size)]
         return [[(vocab[i], float(p)) for i, p in zip(ids[t], w[t])] for t in range(k)]
 
+    # The per-topic diagnostics `datm topics` shows (its --help defines each).
+    TOPIC_STATS = ("use", "unused", "npmi", "uci", "umass", "cv", "kl", "nearest", "cosine")
+
+    def topic_stats(self, layer):
+        """Per-topic diagnostics of the layer, as the run stored them: a dict of arrays of
+        length K_layer, indexed like the topics ("use": share of the training tokens,
+        "unused": 1 for a topic flagged unused, coherence "npmi" ..., "kl" from the corpus's
+        word frequencies, "nearest"/"cosine": the most similar topic of the layer). Values
+        the run did not compute are left out."""
+        self._layer(layer)
+        out = {}
+        err = _lib._Error()
+        for name in self.TOPIC_STATS:
+            a = np.empty(self.k[layer - 1], dtype=np.float64)
+            rc = lib.datm_topic_stat(self._h, layer, name.encode(), _ptr(a), ctypes.byref(err))
+            if rc == 0:
+                out[name] = a
+            elif rc != -1:
+                raise Error(err.msg.decode("utf-8", "replace"))
+        return out
+
+    def live_topics(self, layer):
+        """Indices of the layer's topics not flagged unused, most used first (the order
+        `datm topics` lists them in); all topics by use when the run has no flags."""
+        st = self.topic_stats(layer)
+        use = st.get("use", np.zeros(self.k[layer - 1]))
+        idx = np.argsort(-use, kind="stable")
+        if "unused" in st:
+            idx = idx[st["unused"][idx] == 0]
+        return [int(i) for i in idx]
+
     def infer(self, X, samples=0, seed=1, threads=0):
         """Per-layer theta of documents: a list of (n_docs, K_l) arrays, layer 1 first.
 

@@ -1,6 +1,7 @@
 """pytest suite of the datm Python package (python/datm), on a small WHAI trained on the
 Brown corpus that ci/setup.sh builds (.cache/data/brown). Run by tests/test_python.sh."""
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -56,6 +57,26 @@ def test_phi_and_topics(run):
     k0 = [w for w, _ in tops[0]]
     assert k0 == [run.vocab[i] for i in np.argsort(-p1[:, 0], kind="stable")[:5]]
     assert all(a[1] >= b[1] for a, b in zip(tops[0], tops[0][1:]))
+
+
+def test_topic_stats_match_cli(run):
+    st = run.topic_stats(1)
+    assert {"use", "unused", "npmi", "kl"} <= set(st)
+    assert all(a.shape == (16,) for a in st.values())
+    assert abs(st["use"].sum() - 1) < 1e-6 and np.isfinite(st["npmi"]).all()
+    # the values of `datm topics --format csv` (every topic, index order)
+    p = subprocess.run([datm._run._datm_bin(), "topics", run.path, "--layer", "1",
+                        "--format", "csv"], check=True, capture_output=True, text=True)
+    for r in (r.split(",") for r in p.stdout.splitlines()[1:]):
+        k = int(r[1])
+        assert abs(float(r[2]) - st["use"][k]) < 1e-8 and int(r[3]) == st["unused"][k]
+        assert abs(float(r[4]) - st["npmi"][k]) < 1e-8
+    # and the order of its text listing: live topics, most used first
+    p = subprocess.run([datm._run._datm_bin(), "topics", run.path, "--layer", "1"],
+                       check=True, capture_output=True, text=True)
+    shown = [int(l.split()[0][1:]) for l in p.stdout.splitlines() if re.match(r"t\d+ ", l)]
+    assert shown and shown == run.live_topics(1)
+    assert sorted(shown + [k for k in range(16) if st["unused"][k]]) == list(range(16))
 
 
 def test_infer_matches_cli(run, tmp_path):
