@@ -12,6 +12,9 @@
  *  5. CV on data drawn from a known softmax model: the path is the documented one and the
  *     chosen C its most accurate; the test error is within 4 binomial standard errors of
  *     the Bayes error, and the CV accuracy within 4 of the test accuracy;
+ *     the final fit, started from the folds' mean solution, meets liblinear's stopping test
+ *     (gradient at most eps times the gradient at 0); 3 folds on a subset start the path at
+ *     40 over the folds' training size;
  *  6. fits are identical for 1 and 2 threads (CV on a subset);
  *  7. bad input is an error naming the document; the feature concatenation by hand. */
 #include <math.h>
@@ -202,6 +205,31 @@ static void draw_softmax(int64_t n, float *X, int32_t *y)
     }
 }
 
+/* |grad| / |grad at 0| (2-norms) of liblinear's objective for class k's function of m at m->C,
+ * on m's own standardisation of X (N, D). */
+static double grad_ratio(const datm_linclass *m, const float *X, const int32_t *y, int n, int d,
+                         int k)
+{
+    double w[64], g[64], g0[64];
+    DATM_ASSERT(d + 1 <= 64);
+    datm_linclass_coef(m, k, w);
+    for (int j = 0; j <= d; j++) { g[j] = w[j]; g0[j] = 0; }
+    for (int i = 0; i < n; i++) {
+        double x[64], z = 0;
+        for (int j = 0; j < d; j++) x[j] = ((double)X[i * d + j] - m->mean[j]) / m->scale[j];
+        x[d] = 1;
+        for (int j = 0; j <= d; j++) z += w[j] * x[j];
+        const double yi = y[i] == k ? 1 : -1, sg = 1 / (1 + exp(yi * z));
+        for (int j = 0; j <= d; j++) {
+            g[j] -= m->C * yi * x[j] * sg;
+            g0[j] -= m->C * yi * x[j] * 0.5;
+        }
+    }
+    double a = 0, b = 0;
+    for (int j = 0; j <= d; j++) { a += g[j] * g[j]; b += g0[j] * g0[j]; }
+    return sqrt(a / b);
+}
+
 static void test_cv(const float *X, const int32_t *y, const float *Xt, const int32_t *yt, int nt)
 {
     datm_linclass_params p;
@@ -243,7 +271,24 @@ static void test_cv(const float *X, const int32_t *y, const float *Xt, const int
     CHECK(m.C == m.path_C[best] && m.cv_accuracy == m.path_accuracy[best]);
     CHECK(r <= rb + 4 * se);
     CHECK(fabs((1 - r) - m.cv_accuracy) < 4 * se);
+    for (int k = 0; k < SC; k++) {
+        const double q = grad_ratio(&m, X, y, SN, SD, k);
+        printf("  final fit class %d: |grad| / |grad at 0| = %.3g (eps %.3g)\n", k, q, p.eps);
+        CHECK(q <= p.eps);
+    }
     free(pred);
+
+    /* 3 folds on a subset of 3,000 documents: the path starts at 40 / 2,000 */
+    datm_linclass m3;
+    p.verbose = 0;
+    p.n_folds = 3;
+    p.cv_max_docs = 3000;
+    CHECK(datm_linclass_fit(X, SN, SD, y, SC, &p, &m3, &err) == DATM_OK);
+    CHECK(m3.n_cv_docs >= 2990 && m3.n_cv_docs <= 3010);
+    CHECK(fabs(m3.path_C[0] - 40.0 / ((double)m3.n_cv_docs * 2 / 3)) < 1e-15);
+    for (int k = 0; k < SC; k++) CHECK(grad_ratio(&m3, X, y, SN, SD, k) <= p.eps);
+    datm_linclass_free(&m3);
+    p.n_folds = 5;
 
     /* determinism: 1 against 2 threads */
     datm_linclass m1, m2;

@@ -139,13 +139,19 @@ int datm_linclass_fit(const float *X, int64_t n, int64_t d, const int32_t *y, in
     const int blas_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
     set_print_string_function(lc_print_null);
-    if (!rc && p_in->C > 0) out->C = p_in->C;
-    else if (!rc) rc = datm_linclass_cv(&prob, y, c, &param, p_in, out, err);
+    double *w_cv = NULL;   /* (C, D + 1) the folds' mean solutions at the chosen C */
+    if (!rc && p_in->C > 0) {
+        out->C = p_in->C;
+    } else if (!rc) {
+        w_cv = datm_alloc_array((size_t)c * (size_t)(d + 1), sizeof *w_cv, err);
+        rc = w_cv ? datm_linclass_cv(&prob, y, c, &param, p_in, out, w_cv, err) : DATM_E_NOMEM;
+    }
     if (!rc) {
         param.C = out->C;
-        out->lib = datm_linclass_ovr_fit(&prob, c, &param, err);
+        out->lib = datm_linclass_ovr_fit(&prob, c, &param, w_cv, err);
         if (!out->lib) rc = err && err->code ? err->code : DATM_E_NOMEM;
     }
+    datm_free(w_cv);
     set_print_string_function(NULL);   /* liblinear's default (stdout) */
     openblas_set_num_threads(blas_threads);
     datm_free(space);

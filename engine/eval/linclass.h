@@ -31,9 +31,11 @@
  *     the gradient at w = 0, which grows with C, so along a warm-started path its test is
  *     met at the start once C is large (on IMDB's 20,000 documents the CV accuracy froze
  *     from the second step on).
- * The C with the highest CV accuracy (the smallest on ties) is fitted on all documents from
- * w = 0 at liblinear's eps (times n_cv / N when the CV used a subset, which keeps its
- * per-document penalty).
+ * The C with the highest CV accuracy (the smallest on ties) is fitted on all documents at
+ * liblinear's eps (C times n_cv / N when the CV used a subset, which keeps its per-document
+ * penalty), started from the mean of the folds' solutions at that C: liblinear's stopping
+ * test is relative to the gradient at w = 0 whatever the start, so the start saves
+ * iterations (on Brown's features 2.4 of ~12 CPU seconds) without loosening the test.
  *
  * Deterministic: no random numbers; every fit is single-threaded (BLAS capped at one thread
  * meanwhile) and writes only its own vector, so the result does not depend on the thread

@@ -148,10 +148,10 @@ static int lc_ovr_predict(const lc_ovr *o, const struct feature_node *x)
 
 /* One fit per (set, problem) of `n_sets` problem sets, in parallel. tol > 0: warm-started
  * from the current solutions, each stopping when its gradient norm is at most
- * tol max(1, |w_prev|) (see lc_abs_eps); tol == 0: cold, at liblinear's relative eps. Returns
- * the number of failed fits. */
+ * tol max(1, |w_prev|) (see lc_abs_eps); tol == 0: at liblinear's relative eps, warm-started
+ * from the current solutions when `warm`, else cold. Returns the number of failed fits. */
 static int lc_fit_all(lc_ovr *sets, int n_sets, const struct parameter *base, double C,
-                      double eps, double tol)
+                      double eps, double tol, int warm)
 {
     int n_tasks = 0;
     for (int s = 0; s < n_sets; s++) n_tasks += sets[s].n_fit;
@@ -167,10 +167,11 @@ static int lc_fit_all(lc_ovr *sets, int n_sets, const struct parameter *base, do
             double wn = 0;
             for (int j = 0; j < dp1; j++) wn += w[j] * w[j];
             e = lc_abs_eps(tol * fmax(1.0, sqrt(wn)), C * sets[s].g0[i], sets[s].tol_scale[i]);
-        } else {
+        } else if (!warm) {
             memset(w, 0, (size_t)dp1 * sizeof *w);
         }
-        failed += lc_fit_binary(sets[s].rows, sets[s].cls[i], base, C, e, tol > 0 ? w : NULL, w);
+        failed += lc_fit_binary(sets[s].rows, sets[s].cls[i], base, C, e,
+                                tol > 0 || warm ? w : NULL, w);
     }
     return failed;
 }
@@ -269,7 +270,7 @@ static int lc_cv_step(const lc_fold *fd, lc_ovr *ov, int k, const struct paramet
                       datm_error *err)
 {
     const double t0 = datm_time_now();
-    const int failed = lc_fit_all(ov, k, base, C, 0, p->cv_tol);
+    const int failed = lc_fit_all(ov, k, base, C, 0, p->cv_tol, 1);
     if (failed)
         return datm_error_set(err, DATM_E_NOMEM, "linclass: %d of liblinear's fits failed at C %g",
                               failed, C);
@@ -278,9 +279,32 @@ static int lc_cv_step(const lc_fold *fd, lc_ovr *ov, int k, const struct paramet
     return DATM_OK;
 }
 
+/* w_mean (C, D + 1): per class the mean over the folds of its one-vs-rest solution (minus
+ * the first function for the second of exactly two classes); 0 for a class no fold fitted. */
+static void lc_cv_mean(const lc_ovr *ov, int k, int c, double *w_mean)
+{
+    const int dp1 = ov[0].rows->n;
+    for (int j = 0; j < c; j++) {
+        double *o = w_mean + (size_t)j * dp1;
+        int n = 0;
+        memset(o, 0, (size_t)dp1 * sizeof *o);
+        for (int f = 0; f < k; f++) {
+            const double sign = ov[f].other == j ? -1.0 : 1.0;
+            const double *w = NULL;
+            for (int i = 0; i < ov[f].n_fit; i++)
+                if (ov[f].cls[i] == j) w = ov[f].w + (size_t)i * dp1;
+            if (ov[f].other == j) w = ov[f].w;
+            if (!w) continue;
+            for (int d = 0; d < dp1; d++) o[d] += sign * w[d];
+            n++;
+        }
+        for (int d = 0; n > 1 && d < dp1; d++) o[d] /= n;
+    }
+}
+
 int datm_linclass_cv(const struct problem *all, const int32_t *y, int c,
                      const struct parameter *base, const datm_linclass_params *p,
-                     datm_linclass *m, datm_error *err)
+                     datm_linclass *m, double *w_best, datm_error *err)
 {
     const int64_t n = all->l;
     const int k = p->n_folds;
@@ -317,7 +341,11 @@ int datm_linclass_cv(const struct problem *all, const int32_t *y, int c,
             if (rc) break;
             m->path_C[m->n_path] = C;
             m->path_accuracy[m->n_path++] = acc;
-            if (acc > best_acc || (acc == best_acc && C < m->C)) { best_acc = acc; m->C = C; }
+            if (acc > best_acc || (acc == best_acc && C < m->C)) {
+                best_acc = acc;
+                m->C = C;
+                if (w_best) lc_cv_mean(ov, k, c, w_best);
+            }
             /* a gain counts when it exceeds one binomial standard error of the reference */
             const double r = ref_acc > 0 ? ref_acc : 0;
             if (acc > ref_acc + sqrt(r * (1 - r) / (double)ncv)) { ref_acc = acc; stall = 0; }
@@ -344,7 +372,8 @@ int datm_linclass_cv(const struct problem *all, const int32_t *y, int c,
 /* ---- the final model ---- */
 
 struct model *datm_linclass_ovr_fit(const struct problem *all, int c,
-                                    const struct parameter *base, datm_error *err)
+                                    const struct parameter *base, const double *init,
+                                    datm_error *err)
 {
     const int dp1 = all->n;
     lc_ovr o;
@@ -354,7 +383,9 @@ struct model *datm_linclass_ovr_fit(const struct problem *all, int c,
         lc_ovr_free(&o);
         return NULL;
     }
-    const int failed = lc_fit_all(&o, 1, base, base->C, base->eps, 0);
+    for (int i = 0; init && i < o.n_fit; i++)
+        memcpy(o.w + (size_t)i * dp1, init + (size_t)o.cls[i] * dp1, (size_t)dp1 * sizeof *o.w);
+    const int failed = lc_fit_all(&o, 1, base, base->C, base->eps, 0, init != NULL);
     /* liblinear's layout: w[j * nr_w + i], nr_w = 1 for two classes; malloc'd, since
      * free_and_destroy_model frees it */
     const int nc = o.other >= 0 ? 2 : o.n_fit, nw = o.n_fit;

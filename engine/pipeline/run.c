@@ -455,6 +455,8 @@ static int classify_logreg(run_ctx *c, uint64_t seed, datm_error *err)
                                             (long long)d, (long long)d2);
     datm_linclass_params p;
     datm_linclass_params_default(&p);
+    p.n_folds = (int)ec->cv_folds;
+    p.cv_max_docs = ec->cv_docs;
     if (!rc) rc = datm_linclass_fit(ftr, Xtr->n_rows, d, c->data.train_labels, C, &p, &lr, err);
     if (!rc) {
         pred = datm_alloc_array((size_t)(Xte->n_rows ? Xte->n_rows : 1), sizeof *pred, err);
@@ -1053,9 +1055,20 @@ int datm_run(const datm_spec *spec, const datm_run_opts *opts, datm_error *err)
     int have_model = 0;
     if (!rc) rc = setup_model(&c, err);
     if (!rc) have_model = 1;
+    /* wall and process CPU per stage in the log: on a shared machine the CPU seconds are the
+     * comparable figure */
+    double t_wall = datm_time_now(), t_cpu = datm_time_cpu();
     if (!rc) rc = train_stage(&c, err);
+    if (!rc)
+        datm_info("time: training %.2f s wall, %.2f s CPU", datm_time_now() - t_wall,
+                  datm_time_cpu() - t_cpu);
     if (!rc) {
+        t_wall = datm_time_now();
+        t_cpu = datm_time_cpu();
         rc = evaluate_stage(&c, err);
+        if (!rc)
+            datm_info("time: evaluation %.2f s wall, %.2f s CPU", datm_time_now() - t_wall,
+                      datm_time_cpu() - t_cpu);
         if (rc == DATM_E_INTERRUPTED) {
             /* training is complete: checkpoint it so that resume goes straight to evaluation
              * (the evaluation reads a copy of the chain, so its numbers do not change) */

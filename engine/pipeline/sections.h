@@ -78,6 +78,12 @@
       "variants), else a cross-validated logistic regression on log(1 + theta) of all layers") \
     X(feature_samples, "feature_samples", INT, "0", 0, 1e6, NULL, \
       "draws averaged into the theta features for the logistic regression (0 = the mean)") \
+    X(cv_folds, "cv_folds", INT, "5", 2, 100, NULL, \
+      "folds of the cross-validation that chooses the logistic regression's C " \
+      "(docs/reference.md 4.6: 5)") \
+    X(cv_docs, "cv_docs", INT, "20000", 0, 1e12, NULL, \
+      "that cross-validation runs on an evenly spaced per-class subset of at most this many " \
+      "training documents (0 = all); the final fit uses all") \
     X(predict_samples, "predict_samples", INT, "50", 0, 1e6, NULL, \
       "draws averaged for class prediction (paper: N_collect = 50; 0 = no sampling: the " \
       "posterior mean of theta and of the classifier weights)") \

@@ -540,14 +540,18 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 
 /* for_hash: leave out the keys that cannot change the numbers (where the run is written,
  * how many threads compute it), so a run keeps its hash when resumed elsewhere; data.stream
- * when false and train.reduce_chunks when 0 (their defaults, given or not) too, so that
- * specs written before the keys existed keep their hash. */
+ * when false, train.reduce_chunks when 0, evaluate.cv_folds when 5 and evaluate.cv_docs when
+ * 20000 (their defaults, given or not) too, so that specs written before the keys existed
+ * keep their hash. */
 static int hash_excluded(const datm_config *cfg, const char *key)
 {
     const char *sec = datm_config_section(cfg);
+    const int ev = !strcmp(sec, "evaluate");
     return (!strcmp(sec, "output") && !strcmp(key, "dir")) || (!*sec && !strcmp(key, "threads")) ||
            (!strcmp(sec, "data") && !strcmp(key, "stream") && !datm_config_bool(cfg, key)) ||
-           (!strcmp(sec, "train") && !strcmp(key, "reduce_chunks") && !datm_config_int(cfg, key));
+           (!strcmp(sec, "train") && !strcmp(key, "reduce_chunks") && !datm_config_int(cfg, key)) ||
+           (ev && !strcmp(key, "cv_folds") && datm_config_int(cfg, key) == 5) ||
+           (ev && !strcmp(key, "cv_docs") && datm_config_int(cfg, key) == 20000);
 }
 
 static void emit_section(sbuf *b, const datm_config *cfg, int indent, int comments, int for_hash)
