@@ -13,14 +13,16 @@ int main(int argc, char **argv)
     datm_error e;
     if (argc < 3 || datm_open(argv[1], &m, &e)) { fprintf(stderr, "%s\n", argc < 3 ? "usage" : e.msg); return 1; }
     int L = datm_layers(m);
-    int32_t ids[5];
+    int64_t k1 = datm_topics(m, 1);
+    int32_t *ids = malloc((size_t)(k1 * 5) * sizeof *ids);   /* (K_1, 5): every topic's top 5 */
     printf("api %d variant %s layers %d vocab %lld\n", datm_api_version(), datm_variant(m), L,
            (long long)datm_vocab_size(m));
     if (datm_top_words(m, 1, 5, ids, NULL, &e) || datm_docs_read(argv[2], &d, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
     printf("topic 1:");
     for (int j = 0; j < 5; j++) printf(" %s", datm_word(m, ids[j]));
+    free(ids);
     float *theta[8] = {0};
-    int64_t n = datm_docs_count(d), k1 = datm_topics(m, 1);
+    int64_t n = datm_docs_count(d);
     theta[0] = malloc((size_t)(n * k1) * sizeof(float));
     if (datm_infer(m, d, 0, 1, 2, theta, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
     printf("\ndocs %lld theta_1[0]:", (long long)n);
