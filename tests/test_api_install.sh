@@ -40,7 +40,9 @@ check "cmp -s '$tmp/exported' '$tmp/declared'" \
   "libdatm.so exports the headers' $(wc -l < "$tmp/declared") functions and tables and nothing else"
 
 export PKG_CONFIG_PATH="$lib/pkgconfig"
-cc -std=c11 -Wall -Werror $(pkg-config --cflags datm) "$SRC/tests/api_example.c" -o "$tmp/example" \
+san=$(datm_test_sanitize "$BUILD")   # a sanitized libdatm.so: the example takes the same runtime
+sanflags=${san:+-fsanitize=$san -fno-omit-frame-pointer}
+cc -std=c11 -Wall -Werror $sanflags $(pkg-config --cflags datm) "$SRC/tests/api_example.c" -o "$tmp/example" \
   $(pkg-config --libs datm) > "$tmp/cc.log" 2>&1
 check "[ $? = 0 ]" "the example builds with pkg-config --cflags --libs datm ($(head -3 "$tmp/cc.log"))"
 

@@ -2,11 +2,12 @@
 # ctest-labels: e2e  ctest-timeout: 300
 # tests/test_ensemble_cli.sh: `datm ensemble` (the class prediction of finished runs averaged)
 # on the small real digits set: two sdatm-n runs that differ only in the seed (32-16, 5 + 35
-# epochs, prediction from 20 seeded draws), then
+# epochs, or 5 + 7 with DATM_TEST_QUICK; prediction from 20 seeded draws), then
 # - the ensemble of one run reproduces that run's error rate and macro-F1 to the last digit
 #   (the member's prediction is recomputed from its result.h5, as its evaluate stage made it);
 # - the ensemble of both: /classification/probs is the mean of the two members' stored
-#   probabilities (each row sums to 1), the error rate is a rate, the members' reported
+#   probabilities (each row sums to 1), the error rate is a rate below 0.15 (0.5 with
+#   DATM_TEST_QUICK; chance is 0.9), the members' reported
 #   rates are recorded, members.txt and spec.resolved.yaml are written, datm compare reads it;
 # - the same run twice warns that it is one chain twice;
 # - bad input is an error naming the run and writes nothing: an unsupervised run (no
@@ -28,7 +29,7 @@ model:
   layers: [32, 16]
 $( [ "$1" != whai ] && printf '  unsup_epochs: 5\n  kl_warmup_epochs: 3\n  k_min: 1\n  label_weight: 10\n')
 train:
-  epochs: 40
+  epochs: $(datm_test_quick && echo 12 || echo 40)
   batch_size: 50
   eval_every: 0
 evaluate:
@@ -70,7 +71,8 @@ check "awk 'NF != 3 {bad = 1} { d = \$3 - (\$1 + \$2) / 2; if (d < 0) d = -d; if
 check "numbers '$tmp/e2' /classification/probs | awk '{ s += \$1 } NR % 10 == 0 { d = s - 1; if (d < 0) d = -d; if (d > m) m = d; s = 0 } END { exit m > 1e-5 }'" \
       "each document's probabilities sum to 1"
 e=$(scalar "$tmp/e2" /metrics/error_rate)
-check "awk -v e='$e' 'BEGIN { exit !(e >= 0 && e < 0.15) }'" "the ensemble's error rate $e is a rate"
+emax=$(datm_test_quick && echo 0.5 || echo 0.15)   # 7 supervised epochs: far better than chance (0.9)
+check "awk -v e='$e' -v m=$emax 'BEGIN { exit !(e >= 0 && e < m) }'" "the ensemble's error rate $e is a rate below $emax"
 check "[ \"\$(numbers '$tmp/e2' /ensemble/member_error_rate | tr '\n' ' ')\" = \"\$(scalar '$tmp/a' /metrics/error_rate | xargs printf '%.9g') \$(scalar '$tmp/b' /metrics/error_rate | xargs printf '%.9g') \" ]" \
       "the members' reported rates are recorded"
 check "[ \$(wc -l < '$tmp/e2/members.txt') = 2 ] && head -1 '$tmp/e2/spec.resolved.yaml' | grep -q 'ensemble of 2 runs'" \

@@ -26,6 +26,7 @@ brown=$SRC/.cache/data/brown
 fail=0
 tmp=$(mktemp -d /tmp/datm_test_export_XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+pylib() { ( datm_test_python_env "$BUILD"; exec "$@" ); }   # a python3 that loads libdatm.so
 
 "$datm" run "$SRC/experiments/brown/whai.yaml" -o "$tmp/run" --quiet --threads 2 \
   "model.layers=[16,8]" "model.kl_weight=[0.1,0.01]" train.epochs=1 train.eval_every=0 \
@@ -41,7 +42,7 @@ for t in mallet csv; do
   check "[ $? = 0 ] && [ -d '$tmp/$t' ]" "export --to $t ($(tail -1 "$tmp/$t.log"))"
 done
 
-DATM_LIB=$BUILD/libdatm.so PYTHONPATH=$SRC/python "$py" - "$tmp" "$brown" > "$tmp/py.log" 2>&1 <<'PY'
+DATM_LIB=$BUILD/libdatm.so PYTHONPATH=$SRC/python pylib "$py" - "$tmp" "$brown" > "$tmp/py.log" 2>&1 <<'PY'
 import csv, gzip, json, sys
 import numpy as np
 import datm
@@ -101,7 +102,7 @@ check "[ $rc = 0 ]" "every format reads back with python and agrees with the mod
 # datm topics --format json|csv: every topic, its top words equal to libdatm's
 "$datm" topics "$tmp/run" --format json --top 5 > "$tmp/topics.json" 2> /dev/null
 "$datm" topics "$tmp/run" --format csv --top 5 > "$tmp/topics.csv" 2> /dev/null
-DATM_LIB=$BUILD/libdatm.so PYTHONPATH=$SRC/python "$py" - "$tmp" > "$tmp/py2.log" 2>&1 <<'PY'
+DATM_LIB=$BUILD/libdatm.so PYTHONPATH=$SRC/python pylib "$py" - "$tmp" > "$tmp/py2.log" 2>&1 <<'PY'
 import csv, json, sys
 import numpy as np
 import datm

@@ -16,11 +16,12 @@ datm_test_fresh pipecache
 command -v h5dump > /dev/null || { echo "FAIL: h5dump missing (ci/setup.sh installs hdf5-tools)"; exit 1; }
 cp -r "$brown" "$tmp/brown"
 
-# A small WHAI on a copy of Brown; the pipeline: two widths and a claim.
+# A small WHAI on a copy of Brown (DATM_TEST_QUICK: its first 1,000 training documents and
+# 200 evaluation ones); the pipeline: two widths and a claim.
 cat > "$tmp/spec.yaml" <<SPEC
 # a comment
 defaults: [$SRC/experiments/brown/whai.yaml]
-data: {dataset: $tmp/brown}
+data: {dataset: $tmp/brown$(datm_test_quick && echo ', train_docs: 1000, eval_docs: 200')}
 model: {layers: [16], kl_weight: [0.1]}
 train: {epochs: 2, eval_every: 0, checkpoint_every: 10}
 evaluate: {samples: 5, classify: false}

@@ -9,6 +9,8 @@
 #   (tests/api_example.c) opens that run, loading the plugin, and infers as `datm infer`;
 # - `datm pipeline run compare.yaml` gives the table with both rows (built-in whai and the
 #   plugin's whai-lognormal) and finite figures; a second run finds both in the cache.
+# DATM_TEST_QUICK: the example's specs train 2 epochs on Brown's first 1,000 documents. A
+# sanitized build (DATM_SANITIZE) builds the example with the same sanitizers.
 set -u
 SRC=${DATM_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 BUILD=${DATM_BUILD_DIR:-$SRC/build}
@@ -33,8 +35,15 @@ lib=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 mkdir -p "$tmp/plugin"
 cp "$SRC"/examples/plugin/*.c "$SRC"/examples/plugin/*.h "$SRC"/examples/plugin/*.yaml \
    "$SRC"/examples/plugin/CMakeLists.txt "$tmp/plugin/"
+if datm_test_quick; then   # 2 epochs on the first 1,000 training documents instead of 20 on all
+  sed -i 's/^  epochs: 20$/  epochs: 2/; s/^  dataset: brown$/  dataset: brown\n  train_docs: 1000/' \
+    "$tmp"/plugin/*.yaml
+fi
 export PKG_CONFIG_PATH="$lib/pkgconfig"
-(cd "$tmp/plugin" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build) \
+san=$(datm_test_sanitize "$BUILD")   # a sanitized libdatm.so: the example takes the same runtime
+sanflags=${san:+-fsanitize=$san -fno-omit-frame-pointer}
+(cd "$tmp/plugin" && cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${sanflags:+"-DCMAKE_C_FLAGS=$sanflags"} &&
+   cmake --build build) \
   > "$tmp/build.log" 2>&1
 check "[ $? = 0 ] && [ -f '$tmp/plugin/build/whai_lognormal.so' ]" \
   "the example builds out of tree with pkg-config datm ($(grep -m2 -i error "$tmp/build.log"))"
@@ -54,7 +63,7 @@ check "grep -q 'variant: whai-lognormal' '$tmp/run/spec.resolved.yaml' && grep -
   "the resolved spec names the variant and the plugin file"
 
 # the C API (libdatm.so) reads the plugin's run: it loads the plugin named in the run's spec
-cc -std=c11 -Wall -Werror $(pkg-config --cflags datm) "$SRC/tests/api_example.c" -o "$tmp/api_example" \
+cc -std=c11 -Wall -Werror $sanflags $(pkg-config --cflags datm) "$SRC/tests/api_example.c" -o "$tmp/api_example" \
   $(pkg-config --libs datm) > "$tmp/cc.log" 2>&1
 LD_LIBRARY_PATH="$lib" "$tmp/api_example" "$tmp/run" "$SRC/.cache/data/brown/test.docword.gz" \
   > "$tmp/api.txt" 2> "$tmp/api.err"

@@ -19,7 +19,8 @@
  *     on the saved validation rows scores exactly the best error (the best state was put back);
  *     after a stop, further batches do not change the model; save -> load keeps predictions;
  *  5. resume: saved mid-run (with the best check's snapshot) and continued in a fresh model,
- *     a run ends with the uninterrupted run's record and predictions. */
+ *     a run ends with the uninterrupted run's record and predictions.
+ * DATM_TEST_QUICK=1: every other training document (sdatm_testrun_quick). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +344,10 @@ int main(void)
         printf("skipped: the digits part (%s)\n", err.msg);
         if (fails) { fprintf(stderr, "%d checks failed\n", fails); return 1; }
         return 77;
+    }
+    if (sdatm_testrun_quick(&tr, &err)) {
+        fprintf(stderr, "digits: %s\n", err.msg);
+        return 1;
     }
     {   /* a fraction that holds out no document of digits' classes: an error at create */
         run r;

@@ -20,7 +20,9 @@
  *       iteration (one check: its state is the best, nothing is put back);
  *     - a check every supervised epoch is recorded, monitor_only is 1, and the last check's
  *       validation error is exactly that of the final ensemble's own prediction on the saved
- *       validation rows. */
+ *       validation rows.
+ * DATM_TEST_QUICK=1: every other training document (sdatm_testrun_quick; the checks are
+ * identities, which hold at any size). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,10 @@ int main(void)
     if (sdatm_testrun_digits(&tr, &te, &err)) {
         printf("skipped: the digits part (%s)\n", err.msg);
         return fails ? 1 : 77;
+    }
+    if (sdatm_testrun_quick(&tr, &err)) {
+        fprintf(stderr, "digits: %s\n", err.msg);
+        return 1;
     }
     {   /* with early stopping's patience: rejected at create */
         run r;

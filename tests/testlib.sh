@@ -32,6 +32,30 @@ datm_test_init() {
     trap 'rm -rf "$tmp"' EXIT
 }
 
+# datm_test_quick: true when DATM_TEST_QUICK=1, which ci/test.sh sets for its sanitizer job.
+# The tests whose cost is training then take their small sizes (fewer epochs or documents):
+# the same commands and code paths and the same checks, with bounds that hold at that size.
+datm_test_quick() { [ "${DATM_TEST_QUICK:-0}" = 1 ]; }
+
+# datm_test_sanitize BUILD_DIR: the sanitizers BUILD_DIR was configured with (its CMakeCache's
+# DATM_SANITIZE, e.g. "address,undefined"); empty for a plain build. A program that a test
+# builds against that build's libdatm.so needs the same flags: the sanitizer's runtime must be
+# the first library of the process.
+datm_test_sanitize() { sed -n 's/^DATM_SANITIZE:STRING=//p' "$1/CMakeCache.txt" 2>/dev/null; }
+
+# datm_test_python_env BUILD_DIR: the environment of a python3 that loads BUILD_DIR's
+# libdatm.so. For a sanitized build it exports LD_PRELOAD, AddressSanitizer's runtime of the
+# compiler that built it (the runtime must come first in the process), and LSAN_OPTIONS with
+# tests/python_lsan.supp: the leaks allocated inside CPython and numpy, which hold their
+# objects at exit (test_python.sh checks that a leak of libdatm is still reported).
+datm_test_python_env() {
+    [ -n "$(datm_test_sanitize "$1")" ] || return 0
+    local cc src=${DATM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+    cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$1/CMakeCache.txt")
+    export LD_PRELOAD=$("${cc:-cc}" -print-file-name=libasan.so)
+    export LSAN_OPTIONS="suppressions=$src/tests/python_lsan.supp:print_suppressions=0"
+}
+
 # datm_test_fresh NAME: the start of a test on the Brown corpus that ci/setup.sh builds into
 # .cache/data/brown (a fresh clone has it, so its absence is a failure, not a skip): sets SRC
 # (the source tree), datm (the binary; exit 77 when it is not built), brown (the corpus),
