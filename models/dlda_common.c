@@ -2,6 +2,7 @@
  * configuration, the test-document chain (perplexity and features with the globals fixed,
  * docs/reference.md 1.9/4.2), save/load of the decoder. See dlda_common.h. */
 #include "dlda_common.h"
+#include "par/par.h"
 
 #include <math.h>
 #include <string.h>
@@ -67,6 +68,14 @@ int dlda_test_begin(const datm_gbn *g, const datm_csr *X, uint64_t seed, int64_t
     t->theta_f = datm_alloc_array((size_t)((X->n_rows ? X->n_rows : 1) * g->K[1]), sizeof(float),
                                   err);
     if (!t->theta_f) { dlda_test_end(t); return err->code; }
+    /* a data-parallel rank's share of the evaluation documents: each keyed by its row in the
+     * whole set (par/par.h), as on one rank */
+    const int64_t first = datm_par_eval_first();
+    if (first > 0) {
+        t->ids = datm_alloc_array((size_t)DATM_MAX(X->n_rows, 1), sizeof(int64_t), err);
+        if (!t->ids) { dlda_test_end(t); return err->code; }
+        for (int64_t i = 0; i < X->n_rows; i++) t->ids[i] = first + i;
+    }
     return DATM_OK;
 }
 
@@ -75,7 +84,7 @@ int dlda_test_sweeps(const datm_gbn *g, dlda_test *t, int64_t n, datm_error *err
     datm_gbn_sweep_opts so = {.cp_after = t->cp_after, .mode = t->mode};
     for (int64_t i = 0; i < n; i++) {
         datm_gbn_key key = {.seed = t->seed, .purpose = DATM_STREAM_EVAL,
-                            .step = (uint64_t)t->ch->sweeps, .doc_ids = NULL};
+                            .step = (uint64_t)t->ch->sweeps, .doc_ids = t->ids};
         int rc = datm_gbn_chain_sweep(g, t->X, t->ch, &key, &so, NULL, err);
         if (rc) return rc;
         if (datm_stop_requested())
@@ -95,6 +104,7 @@ void dlda_test_end(dlda_test *t)
 {
     datm_gbn_chain_destroy(&t->ch);
     datm_free(t->theta_f);
+    datm_free(t->ids);
     memset(t, 0, sizeof *t);
 }
 

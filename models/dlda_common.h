@@ -105,6 +105,7 @@ typedef struct dlda_test {
     uint64_t        seed;
     int64_t         cp_after;
     datm_aug_mode   mode;
+    int64_t        *ids;        /* (N) stream ids of the rows, or NULL: the row number */
 } dlda_test;
 
 int  dlda_test_begin(const datm_gbn *g, const datm_csr *X, uint64_t seed, int64_t cp_after,

@@ -165,7 +165,9 @@ static int dt_eval_advance(dlda_tlasgr *m, dt_eval *e, datm_error *err)
         e->perm[j] = t;
     }
     datm_csr Xb;
-    int rc = datm_csr_select_rows(m->b.train, e->perm, B, &Xb, err);
+    int64_t r0, r1;   /* with data-parallel ranks, only this rank's rows */
+    datm_par_batch_rows(B, &r0, &r1);
+    int rc = datm_csr_select_rows_range(m->b.train, e->perm, B, r0, r1, &Xb, err);
     if (rc) return rc;
     rc = tlasgr_iterate(m, e->e.g, &Xb, e->perm, dlda_eval_seed(e->e.seed), DATM_STREAM_EVAL,
                         ((uint64_t)1 << 30) + (uint64_t)e->e.draws, NULL, NULL, err);
@@ -257,6 +259,8 @@ static int dt_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     if (!rc) rc = datm_gbn_chain_create(m->b.g, m->B, &m->ch, err);
     if (!rc) rc = datm_gbn_stats_create(m->b.g, &m->s, err);
     if (rc) { dt_destroy(&m->b.base); return rc; }
+    /* with chunks a rank runs the chains of its chunks' documents only (dlda_chunks.c) */
+    datm_par_set_own_rows(1);
     *out = &m->b.base;
     return DATM_OK;
 }

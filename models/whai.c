@@ -294,6 +294,7 @@ typedef struct whai_eval {
     int             have_ch;
     int64_t        *perm;        /* (N) chain mode: row order for random mini-batches */
     int64_t         draws;
+    int64_t         first;       /* row of the whole evaluation set of obs's row 0 (par.h) */
     datm_encoder_cache *cache;   /* fixed mode: the encoder's upward outputs, computed once */
     float          *theta[DATM_MAX_LAYERS + 1];   /* (N_obs, K_l) */
 } whai_eval;
@@ -322,6 +323,7 @@ int whai_eval_begin(datm_model *mm, const datm_csr *obs, uint64_t seed, void **s
     if (!e) return DATM_E_NOMEM;
     e->obs = obs;
     e->seed = seed;
+    e->first = datm_par_eval_first();   /* noise keyed by the row in the whole set */
     int rc = DATM_OK;
     for (int l = 1; l <= m->L && !rc; l++) {
         e->theta[l] = datm_alloc_array((size_t)(DATM_MAX(obs->n_rows, 1) * m->K[l]), sizeof(float), err);
@@ -355,7 +357,9 @@ static int eval_advance(whai_model *m, whai_eval *e, datm_error *err)
         e->perm[j] = t;
     }
     datm_csr Xb;
-    int rc = datm_csr_select_rows(m->train, e->perm, B, &Xb, err);
+    int64_t r0, r1;   /* with data-parallel ranks, only this rank's rows */
+    datm_par_batch_rows(B, &r0, &r1);
+    int rc = datm_csr_select_rows_range(m->train, e->perm, B, r0, r1, &Xb, err);
     if (rc) return rc;
     double klw[DATM_MAX_LAYERS + 1];
     whai_kl_weights(m, m->iteration + e->draws + 1, klw);
@@ -382,10 +386,10 @@ int whai_eval_step(datm_model *mm, void *state, int64_t draw, struct datm_rate_a
     /* theta of the observed part from this state's encoder, paired with its Phi(1) */
     if (e->cache)
         rc = datm_encoder_infer_cached(m->enc, e->cache, phi_f(c), NULL, m->eval_theta_sample,
-                                       e->seed, (uint64_t)draw, 0, 0, e->theta, err);
+                                       e->seed, (uint64_t)draw, e->first, 0, e->theta, err);
     else
         rc = datm_encoder_infer(m->enc, c->params, e->obs, phi_f(c), NULL, m->eval_theta_sample,
-                                e->seed, (uint64_t)draw, 0, 0, e->theta, err);
+                                e->seed, (uint64_t)draw, e->first, 0, e->theta, err);
     if (rc) return rc;
     /* fixed globals: one Phi(1) for every draw, so only theta is summed */
     if (e->cache) return datm_rate_accum_add_fixed(acc, c->gbn->phi_f[1], e->theta[1], m->K[1], err);
@@ -406,8 +410,10 @@ int whai_infer(const datm_model *mm, const datm_csr *docs, uint64_t seed, int ns
         th[l] = datm_alloc_array((size_t)(DATM_MAX(docs->n_rows, 1) * m->K[l]), sizeof(float), err);
         if (!th[l]) rc = DATM_E_NOMEM;
     }
+    /* noise keyed by the row in the whole set (a rank's share of it: par.h) */
     if (!rc) rc = datm_encoder_infer(m->enc, m->ch.params, docs, phi_f(&m->ch), NULL,
-                                     nsamples > 0 ? nsamples : 0, seed, 0, 0, 0, th, err);
+                                     nsamples > 0 ? nsamples : 0, seed, 0,
+                                     datm_par_eval_first(), 0, th, err);
     if (rc) {
         for (int l = 1; l <= m->L; l++) datm_free(th[l]);
         return rc;

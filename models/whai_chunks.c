@@ -5,9 +5,17 @@
  * Step 1: every chunk's encoder gradient (its share of the mini-batch mean: backward scaled
  * by 1 / B, not 1 / B_chunk) goes into its row of a (C, P) array and its loss terms into its
  * slot; the engine adds the C rows in chunk order 0..C-1 over the ranks
- * (datm_par_sum_chunks) and gathers the loss slots, and every rank takes the same Adam step. Step 2-3a: theta of this rank's chunks from the updated encoder, the
+ * (datm_par_sum_chunks_part: each rank ends with the sum of its range of the P entries) and
+ * gathers the loss slots; each rank takes Adam's step on its range of the parameters
+ * (datm_adam_step_range: entry by entry what one process's step gives) and the ranks exchange
+ * the updated parameters (datm_par_gather_part_f32). Adam's moments stay sliced: each rank's
+ * own range is current, and the run gathers them whole (datm_par_sharded_gather) before rank 0
+ * writes them. Step 2-3a: theta of this rank's chunks from the updated encoder, the
  * upward augmentation of their documents into fixed-point counts, summed over the ranks
  * exactly (datm_par_sum_i64). The caller (whai.c) takes the TLASGR step.
+ *
+ * Only this rank's chunks' rows of the mini-batch are read (datm_par_set_own_rows): the run
+ * hands over a mini-batch of B rows whose other rows are empty.
  *
  * Chunks are the unit of work on one rank too: its chunks run on its OpenMP threads, one
  * chunk per thread at a time, each with single-threaded BLAS and a workspace of its own. A
@@ -34,6 +42,7 @@ struct whai_chunks {
     double           *sums;          /* (C, CH_KL + L) each chunk's loss terms */
     int               T;             /* workspaces: one per thread */
     datm_encoder_ws **ws;            /* (T) each for one chunk */
+    float            *adam_m, *adam_v;   /* the main chain's moments, registered as sliced */
 };
 
 static int n_sums(const whai_model *m) { return CH_KL + m->L; }
@@ -43,6 +52,8 @@ void whai_chunks_destroy(whai_chunks **pk)
 {
     whai_chunks *k = *pk;
     if (!k) return;
+    datm_par_sharded_remove(k->adam_m);
+    datm_par_sharded_remove(k->adam_v);
     for (int t = 0; k->ws && t < k->T; t++) datm_encoder_ws_destroy(&k->ws[t]);
     datm_free(k->ws);
     datm_free(k->grads);
@@ -79,6 +90,14 @@ int whai_chunks_create(whai_model *m, int64_t C, const whai_variant *v, datm_err
     for (int t = 0; t < k->T && !rc; t++)
         rc = datm_encoder_ws_create(m->enc, cap, cap * 64, &k->ws[t], err);
     if (rc) { whai_chunks_destroy(&k); return rc; }
+    /* the main chain's Adam moments are updated by ranges (whai_chunks_iterate) */
+    if (datm_par_sharded_add(m->ch.adam.m, k->P) || datm_par_sharded_add(m->ch.adam.v, k->P)) {
+        whai_chunks_destroy(&k);
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "whai: too many sliced arrays");
+    }
+    k->adam_m = m->ch.adam.m;
+    k->adam_v = m->ch.adam.v;
+    datm_par_set_own_rows(1);
     m->chunks = k;
     return DATM_OK;
 }
@@ -199,14 +218,14 @@ static int chunk_theta(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const 
     return DATM_OK;
 }
 
-/* grad = the chunks' gradients added in chunk order (over the ranks); el = the loss terms
- * per document. */
+/* grad[this rank's range] = the chunks' gradients added in chunk order (over the ranks);
+ * el = the loss terms per document. */
 static int sum_chunks(whai_model *m, float *grad, int64_t B, datm_encoder_loss *el,
                       datm_error *err)
 {
     whai_chunks *k = m->chunks;
     const int ns = n_sums(m);
-    int rc = datm_par_sum_chunks(k->grads, k->P, k->C, grad, err);
+    int rc = datm_par_sum_chunks_part(k->grads, k->P, k->C, grad, err);
     if (!rc) rc = datm_par_gather_slots(k->sums, (size_t)ns * sizeof(double), k->C, err);
     if (rc) return rc;
     double tot[CH_KL + DATM_MAX_LAYERS] = {0};
@@ -240,10 +259,16 @@ int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
         if (!isfinite(lo->loss))
             return datm_error_set(err, DATM_E_NUMERIC, "encoder: non-finite loss (loglik %.9g, "
                                   "kl(1) %.9g)", lo->loglik, lo->kl[1]);
-        int64_t bad = datm_adam_step(&c->adam, c->params, c->grad);
-        if (bad)
+        /* Adam on this rank's range; the count of non-finite entries over all ranks */
+        int64_t i0, i1;
+        datm_par_part(k->P, &i0, &i1);
+        int64_t bad = datm_adam_step_range(&c->adam, c->params, c->grad, i0, i1);
+        rc = datm_par_sum_i64(&bad, 1, err);
+        if (!rc && bad)
             return datm_error_set(err, DATM_E_NUMERIC, "whai: %lld non-finite encoder gradients",
                                   (long long)bad);
+        if (!rc) rc = datm_par_gather_part_f32(c->params, k->P, err);
+        if (rc) return rc;
     }
     /* 2. theta of this rank's chunks from the updated encoder */
     theta_arg ta = {doc_ids, seed, purpose, step * 4 + 1};

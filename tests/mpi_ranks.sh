@@ -1,12 +1,18 @@
 #!/bin/bash
-# ctest-labels: e2e;mpi  ctest-timeout: 600
+# ctest-labels: e2e;mpi  ctest-timeout: 900
 # tests/mpi_ranks.sh (CTest test_par_mpi, registered in a -DDATM_MPI=ON build only): WHAI
 # trained data-parallel by `mpirun -n R datm run` (engine/par/par.h) on Brown:
 # - 2 ranks give /model, /metrics and /curves bit-identical to 1 rank, with 1 or 2 threads
-#   per rank (4 chunks per mini-batch); 3 ranks too (uneven: 1, 1, 2 chunks);
+#   per rank (4 chunks per mini-batch); 3 ranks too (uneven: 1, 1, 2 chunks). Each rank
+#   steps Adam on its range of the parameters, reads only its chunks' rows and evaluates its
+#   share of the evaluation documents (fixed globals, and the evaluation chain of
+#   eval_globals: chain) and of the documents whose features classification infers; a
+#   streamed corpus too;
 # - rank 0 alone writes: the run directory holds one result and one log;
 # - dlda-tlasgr on 2 ranks is bit-identical to one process without chunks;
-# - a 2-rank run killed mid-way and resumed by 1 rank equals the uninterrupted run;
+# - a 2-rank run killed mid-way and resumed by 1 rank equals the uninterrupted run, and a
+#   1-rank run killed and resumed on 2 ranks too (Adam's moments, kept in slices, are
+#   gathered whole into the checkpoint);
 # - more ranks than chunks is refused with a message naming the key, and ends every rank;
 #   a command other than run and resume is refused on several ranks before it writes.
 set -u
@@ -39,6 +45,25 @@ check 'same "$tmp/r1" "$tmp/r3"' "3 ranks (uneven chunks) == 1 rank"
 check '[ "$(ls "$tmp/r2" | tr "\n" " ")" = "$(ls "$tmp/r1" | tr "\n" " ")" ]' \
     "rank 0 alone writes: $(ls "$tmp/r2" | tr '\n' ' ')"
 check 'grep -q "MPI: 2 ranks x 1 threads" "$tmp/r2/run.log"' "the log names the ranks"
+check 'grep -q "evaluation documents split over 2 MPI ranks" "$tmp/r2/run.log"' \
+    "the evaluation documents are split over the ranks"
+# the evaluation chain (its TLASGR steps spread over the ranks, each rank's documents drawn)
+mpi_ok 1 "$tmp/c1" threads=1 model.eval_globals=chain
+mpi_ok 2 "$tmp/c2" threads=1 model.eval_globals=chain
+check 'same "$tmp/c1" "$tmp/c2"' "eval_globals chain: 2 ranks == 1 rank"
+# classification: each rank infers the features of its share of the training and test
+# documents (the logistic regression then fits on all of them, as one process)
+mpi_ok 1 "$tmp/e1" threads=1 evaluate.classify=true
+mpi_ok 2 "$tmp/e2" threads=1 evaluate.classify=true
+check 'same "$tmp/e1" "$tmp/e2" && h5dump -d /metrics/error_rate "$tmp/e2/result.h5" > /dev/null' \
+    "with classification (/metrics/error_rate): 2 ranks == 1 rank"
+# streamed: each rank copies only its chunks' rows of a mini-batch
+cp -r "$brown" "$tmp/b3"
+"$datm" corpus convert "$tmp/b3" --shard-docs 2000 --quiet > "$tmp/b3.txt" 2>&1
+check '[ -f "$tmp/b3/train.shards/shard-000002.bin" ]' "convert: 3 shards $(tail -1 "$tmp/b3.txt")"
+mpi_ok 1 "$tmp/s1" threads=1 data.dataset="$tmp/b3" data.stream=true
+mpi_ok 2 "$tmp/s2" threads=1 data.dataset="$tmp/b3" data.stream=true
+check 'same "$tmp/s1" "$tmp/s2"' "streamed (3 shards): 2 ranks == 1 rank"
 
 # DLDA-TLASGR: the documents' local chains spread over the ranks; equal to one process
 # without chunks (reduce_chunks 0) at every rank count
@@ -54,6 +79,10 @@ check '[ -f "$tmp/k/checkpoints/ckpt-000000000010.h5" ] && [ ! -f "$tmp/k/result
     "2 ranks killed at 12 with a checkpoint at 10"
 mpi 1 "$datm" resume "$tmp/k" --quiet > "$tmp/k.txt" 2>&1; rc=$?
 check '[ $rc = 0 ] && same "$tmp/k" "$tmp/r1"' "resumed by 1 rank == uninterrupted: $(tail -1 "$tmp/k.txt")"
+DATM_TEST_KILL_AT_ITER=12 mpi 1 -x DATM_TEST_KILL_AT_ITER "$datm" run "$PAR_SPEC" $C threads=1 \
+    train.checkpoint_every=5 -o "$tmp/k1" --quiet > "$tmp/k10.txt" 2>&1
+mpi 2 "$datm" resume "$tmp/k1" --quiet > "$tmp/k1.txt" 2>&1; rc=$?
+check '[ $rc = 0 ] && same "$tmp/k1" "$tmp/r1"' "1 rank killed, resumed by 2 ranks == uninterrupted: $(tail -1 "$tmp/k1.txt")"
 
 timeout 120 mpirun --oversubscribe --allow-run-as-root -n 3 "$datm" run "$PAR_SPEC" $C \
     train.reduce_chunks=2 -o "$tmp/bad" --quiet > "$tmp/bad.txt" 2>&1; rc=$?

@@ -37,9 +37,17 @@ void datm_csr_free(datm_csr *m)
 int datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, datm_csr *out,
                          datm_error *err)
 {
+    return datm_csr_select_rows_range(src, rows, n, 0, n, out, err);
+}
+
+int datm_csr_select_rows_range(const datm_csr *src, const int64_t *rows, int64_t n, int64_t r0,
+                               int64_t r1, datm_csr *out, datm_error *err)
+{
     DATM_ASSERT(src && out && n >= 0 && (n == 0 || rows));
+    r0 = DATM_MAX(r0, 0);
+    r1 = DATM_MIN(r1, n);
     int64_t nnz = 0;
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = r0; i < r1; i++) {
         DATM_ASSERT(rows[i] >= 0 && rows[i] < src->n_rows);
         nnz += src->row_ptr[rows[i] + 1] - src->row_ptr[rows[i]];
     }
@@ -47,10 +55,12 @@ int datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, da
     if (rc) return rc;
     int64_t p = 0;
     for (int64_t i = 0; i < n; i++) {
-        int64_t a = src->row_ptr[rows[i]], len = src->row_ptr[rows[i] + 1] - a;
-        memcpy(out->col + p, src->col + a, (size_t)len * sizeof *out->col);
-        memcpy(out->val + p, src->val + a, (size_t)len * sizeof *out->val);
-        p += len;
+        if (i >= r0 && i < r1) {
+            int64_t a = src->row_ptr[rows[i]], len = src->row_ptr[rows[i] + 1] - a;
+            memcpy(out->col + p, src->col + a, (size_t)len * sizeof *out->col);
+            memcpy(out->val + p, src->val + a, (size_t)len * sizeof *out->val);
+            p += len;
+        }
         out->row_ptr[i + 1] = p;
     }
     return DATM_OK;

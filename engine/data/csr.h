@@ -17,6 +17,10 @@ void datm_csr_free(datm_csr *m);          /* frees arrays, zeroes the struct */
 /* out = the rows src[rows[i]] in the given order (a mini-batch). */
 int  datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, datm_csr *out,
                           datm_error *err);
+/* The same n rows with only those at positions [r0, r1) filled, the others empty (a
+ * data-parallel rank's share of a mini-batch, par/par.h). */
+int  datm_csr_select_rows_range(const datm_csr *src, const int64_t *rows, int64_t n, int64_t r0,
+                                int64_t r1, datm_csr *out, datm_error *err);
 int  datm_csr_copy(const datm_csr *src, datm_csr *out, datm_error *err);
 /* Room for `need` entries in m->col and m->val, whose capacity is *cap (entries): grown to
  * max(need, 2 *cap) by realloc, the contents kept. `what` names the buffer in the error. */

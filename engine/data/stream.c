@@ -200,6 +200,8 @@ int datm_stream_next(datm_stream *s, const datm_csr **X, const int64_t **ids, in
         if (rc) return rc;
     }
     const int64_t m = DATM_MIN(B, N - s->batch * B);
+    const int64_t own0 = s->o.own_of > 0 ? m * s->o.own0 / s->o.own_of : 0;
+    const int64_t own1 = s->o.own_of > 0 ? m * s->o.own1 / s->o.own_of : m;
     s->X.n_rows = 0;
     s->X.nnz = 0;
     for (int64_t i = 0; i < m; i++) {
@@ -210,6 +212,7 @@ int datm_stream_next(datm_stream *s, const datm_csr **X, const int64_t **ids, in
         const datm_csr *c = &s->cur.X;
         int64_t r = s->cur.perm[s->off++];
         int64_t a = c->row_ptr[r], b = c->row_ptr[r + 1];
+        if (i < own0 || i >= own1) b = a;   /* another rank's row: left empty */
         rc = reserve(s, s->X.nnz + (b - a), err);
         if (rc) return rc;
         memcpy(s->X.col + s->X.nnz, c->col + a, sizeof *c->col * (size_t)(b - a));

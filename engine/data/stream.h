@@ -27,6 +27,9 @@ typedef struct datm_stream_opts {
     int      shuffle, drop_last;
     double   obs_frac;        /* > 0: train on the observed part of the token split */
     uint64_t split_seed;
+    /* own_of > 0: only rows [m own0 / own_of, m own1 / own_of) of a mini-batch of m rows are
+     * copied, the others left empty (a data-parallel rank's chunks, par/par.h) */
+    int64_t  own0, own1, own_of;
 } datm_stream_opts;
 
 /* One shard, loaded and ordered (by the read-ahead thread or in place). */

@@ -221,3 +221,33 @@ double datm_rate_accum_perplexity(const datm_rate_accum *a, const datm_csr *y)
     datm_free(per);
     return tok > 0 ? exp(-ll / tok) : NAN;
 }
+
+int datm_rate_accum_place(datm_rate_accum *full, const datm_rate_accum *part, int64_t first,
+                          datm_error *err)
+{
+    DATM_ASSERT(first >= 0 && first + part->n_docs <= full->n_docs);
+    const int64_t e0 = full->pattern.row_ptr[first];
+    DATM_ASSERT(full->pattern.row_ptr[first + part->n_docs] - e0 == part->pattern.nnz);
+    if (part->pattern.nnz > 0)
+        memcpy(full->rate + e0, part->rate, (size_t)part->pattern.nnz * sizeof(double));
+    if (part->n_docs > 0)
+        memcpy(full->norm + first, part->norm, (size_t)part->n_docs * sizeof(double));
+    full->n_samples = part->n_samples;
+    full->fixed_phi = part->fixed_phi;
+    if (!part->fixed_phi) return DATM_OK;
+    const int64_t K = part->fixed_K;
+    if (!full->theta_sum || full->fixed_K != K) {
+        datm_free(full->theta_sum);
+        full->theta_sum = datm_alloc_array((size_t)(full->n_docs > 0 ? full->n_docs : 1) *
+                                           (size_t)K, sizeof(double), err);
+        if (!full->theta_sum) {
+            full->fixed_phi = NULL;
+            return DATM_E_NOMEM;
+        }
+    }
+    full->fixed_K = K;
+    if (part->n_docs > 0)
+        memcpy(full->theta_sum + first * K, part->theta_sum,
+               (size_t)(part->n_docs * K) * sizeof(double));
+    return DATM_OK;
+}

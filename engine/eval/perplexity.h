@@ -45,6 +45,11 @@ void datm_rate_accum_add_rows(datm_rate_accum *a, const float *phi1, const float
  * the rate. May be mixed with add(). */
 int  datm_rate_accum_add_fixed(datm_rate_accum *a, const float *phi1, const float *theta,
                                int64_t K, datm_error *err);
+/* full's documents [first, first + part->n_docs) = part's (their rates, normalisers and
+ * pending fixed-Phi sums; part's sample count and pending Phi(1)): part accumulated rows of
+ * full's documents (a data-parallel rank's share of the evaluation documents). */
+int  datm_rate_accum_place(datm_rate_accum *full, const datm_rate_accum *part, int64_t first,
+                           datm_error *err);
 /* Perplexity of y (same N, V; entries must be in the pattern) under the accumulated rate.
  * Log floored at 1e-300. Returns NAN when no samples or no tokens. */
 double datm_rate_accum_perplexity(const datm_rate_accum *a, const datm_csr *y);

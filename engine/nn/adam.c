@@ -45,7 +45,8 @@ void datm_adam_free(datm_adam *a)
  * while v still adapts to a lasting change (by a factor up to 1 + (1 - b2)(rms_clip^2 - 1)
  * per step). Not in the paper or Kingma & Ba; the gradient clipping by a running norm of,
  * e.g., Adafactor (Shazeer & Stern 2018, section 6) is the same idea applied to the update. */
-static int64_t adam_step_rms(datm_adam *a, float *x, const float *g, float step, float eps)
+static int64_t adam_step_rms(datm_adam *a, float *x, const float *g, int64_t i0, int64_t i1,
+                             float step, float eps)
 {
     const float b1 = (float)a->beta1, b2 = (float)a->beta2;
     const float clip = (float)a->clip > 0 ? (float)a->clip : INFINITY;
@@ -54,8 +55,8 @@ static int64_t adam_step_rms(datm_adam *a, float *x, const float *g, float step,
     const float rc = cprev > 0 ? (float)(a->rms_clip / sqrt(cprev)) : 0.0f;
     float *m = a->m, *v = a->v;
     int64_t bad = 0, cut = 0;
-#pragma omp parallel for schedule(static) reduction(+ : bad, cut) if (a->size > 262144)
-    for (int64_t i = 0; i < a->size; i++) {
+#pragma omp parallel for schedule(static) reduction(+ : bad, cut) if (i1 - i0 > 262144)
+    for (int64_t i = i0; i < i1; i++) {
         float gi = g[i];
         if (!((gi - gi) == 0.0f)) {   /* NaN or +-Inf: the entry is left alone */
             bad++;
@@ -76,9 +77,15 @@ static int64_t adam_step_rms(datm_adam *a, float *x, const float *g, float step,
     return bad;
 }
 
-DATM_VEC_CLONES
 int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
 {
+    return datm_adam_step_range(a, x, g, 0, a->size);
+}
+
+DATM_VEC_CLONES
+int64_t datm_adam_step_range(datm_adam *a, float *x, const float *g, int64_t i0, int64_t i1)
+{
+    DATM_ASSERT(i0 >= 0 && i0 <= i1 && i1 <= a->size);
     a->t++;
     const float b1 = (float)a->beta1, b2 = (float)a->beta2;
     /* Fold both bias corrections into one step size and the epsilon (exact algebra). */
@@ -86,16 +93,20 @@ int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
     const double c2 = 1.0 - pow(a->beta2, (double)a->t);
     const float step = (float)(a->lr * sqrt(c2) / c1);
     const float eps = (float)(a->eps * sqrt(c2));
-    if (a->rms_clip > 0) return adam_step_rms(a, x, g, step, eps);
+    if (a->rms_clip > 0) return adam_step_rms(a, x, g, i0, i1, step, eps);
     const float clip = (float)a->clip > 0 ? (float)a->clip : INFINITY;
-    float *m = a->m, *v = a->v;
+    /* the range as a block of its own (the pairing below is within it) */
+    const int64_t size = i1 - i0;
+    float *m = a->m + i0, *v = a->v + i0;
+    x += i0;
+    g += i0;
     int64_t bad = 0;
     /* branch-free (vectorised): a non-finite gradient entry leaves its parameter and moments
      * untouched (keep = 0) and is counted. Entries i and i + size/2 go together, their square
      * roots through datm_vsqrtf_x2 (two Newton chains in flight, ~14% faster); each entry
      * gets the operations of the one-entry form (tests/test_nn_adam_x2.c, bit for bit). */
-    const int64_t h = a->size / 2;
-#pragma omp parallel for simd schedule(static) reduction(+ : bad) if (a->size > 262144)
+    const int64_t h = size / 2;
+#pragma omp parallel for simd schedule(static) reduction(+ : bad) if (size > 262144)
     for (int64_t i = 0; i < h; i++) {
         const int64_t j = i + h;
         float gi = g[i], gj = g[j];
@@ -120,7 +131,7 @@ int64_t datm_adam_step(datm_adam *a, float *x, const float *g)
         x[i] -= ki * step * mi / (si + eps);
         x[j] -= kj * step * mj / (sj + eps);
     }
-    for (int64_t i = 2 * h; i < a->size; i++) {   /* odd size: the last entry alone */
+    for (int64_t i = 2 * h; i < size; i++) {   /* odd size: the last entry alone */
         float gi = g[i];
         int fin = (gi - gi) == 0.0f;
         bad += !fin;

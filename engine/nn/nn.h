@@ -121,6 +121,10 @@ void datm_adam_free(datm_adam *a);
  * own bias-corrected second moment before the step (entries with v_i = 0 are not clipped),
  * and the clipped entries are counted in n_clipped. */
 int64_t datm_adam_step(datm_adam *a, float *x, const float *g);
+/* The same step on entries [i0, i1) only (t advances as for a whole step): each entry gets
+ * exactly the operations of datm_adam_step, so ranks that step disjoint ranges of one block
+ * hold together what one whole step gives (data-parallel training, engine/par/par.h). */
+int64_t datm_adam_step_range(datm_adam *a, float *x, const float *g, int64_t i0, int64_t i1);
 
 /* ---- gradient checker (double precision) ---- */
 /* Returns the objective at x and, when grad != NULL, its analytic gradient (n). */

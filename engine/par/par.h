@@ -12,7 +12,11 @@
  *     exact sum in any order;
  *   - each rank's share of Phi's columns after the TLASGR step: datm_par_gather_parts
  *     (decoder/tlasgr_ranks.c).
- * Every rank takes the same Adam step. Only rank 0 writes files.
+ * The encoder's Adam step is split by parameter ranges (datm_par_part): after the
+ * reduce-scatter of the gradients (datm_par_sum_chunks_part) each rank steps its range and the
+ * ranks exchange their parameters (datm_par_gather_part_f32); Adam's moments stay sliced, each
+ * rank's own range current, and are gathered whole (datm_par_sharded_gather) only when rank 0
+ * writes them. Only rank 0 writes files.
  *
  * Built with -DDATM_MPI=ON this is MPI (par_mpi.c); otherwise one rank (par_serial.c), where
  * the calls cost nothing and a spec with train.reduce_chunks still gives the numbers of any
@@ -45,12 +49,49 @@ void datm_par_own(int64_t C, int64_t *c0, int64_t *c1);
 /* Rows [r0, r1) of chunk c of a mini-batch of B rows. */
 void datm_par_chunk_rows(int64_t B, int64_t C, int64_t c, int64_t *r0, int64_t *r1);
 
+/* Entries [i0, i1) = [n r / R, n (r + 1) / R) of an n-vector: this rank's part of a sum or
+ * of a sliced update. */
+void datm_par_part(int64_t n, int64_t *i0, int64_t *i1);
+
+/* The model computes only this rank's chunks of each mini-batch (its rows [B c0 / C,
+ * B c1 / C) for the chunks [c0, c1) of datm_par_own): set by the model at creation, so that
+ * the run reads and copies only those rows (the other rows of the mini-batch it hands over are
+ * empty), and evaluates only this rank's share of the evaluation documents, their noise keyed
+ * by their row in the whole evaluation set. Reset by datm_par_set_chunks. */
+void datm_par_set_own_rows(int on);
+int  datm_par_own_rows(void);
+/* The row of the whole evaluation set that row 0 of the documents handed to eval_begin (and
+ * infer) is: with own rows, the run gives each rank rows [N r / R, N (r + 1) / R) of the
+ * evaluation documents and the model keys their noise by first + row, so that each document
+ * gets the numbers it gets on one rank. 0 otherwise. */
+void    datm_par_set_eval_first(int64_t first);
+int64_t datm_par_eval_first(void);
+/* Rows [r0, r1) of a mini-batch of B rows that this rank computes (all of them with one
+ * rank or without the flag above). */
+void datm_par_batch_rows(int64_t B, int64_t *r0, int64_t *r1);
+
 /* out (n) = slots[0] + slots[1] + ... + slots[C-1], added in that order, on every rank;
  * slots (C, n) holds this rank's chunks (datm_par_own; the other rows are scratch). With R
  * ranks each rank adds the C rows of its 1/R of the entries (a reduce-scatter whose order is
  * the chunks') and the ranks then exchange their parts: a rank sends (C/R + 1)(R - 1)/R x 4n
  * bytes, about what a ring allreduce of n floats sends when C = R. */
 int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err);
+/* Its first half alone: out[i0, i1) (datm_par_part) = the fixed-order sum of this rank's part;
+ * the other entries of out are left as they are. */
+int datm_par_sum_chunks_part(float *slots, int64_t n, int64_t C, float *out, datm_error *err);
+/* x (n): each rank's part (datm_par_part) sent to every rank; the other half of the above. */
+int datm_par_gather_part_f32(float *x, int64_t n, datm_error *err);
+/* *any = 1 on every rank when flag is nonzero on some rank (one small allreduce). */
+int datm_par_any(int flag, int *any, datm_error *err);
+
+/* State updated in slices (each rank keeps its part, datm_par_part, current: Adam's moments),
+ * registered by its owner and gathered whole on every rank by datm_par_sharded_gather, which
+ * the run calls on every rank before rank 0 writes a checkpoint or the result. At most 16
+ * arrays; add returns nonzero when full. */
+int  datm_par_sharded_add(float *x, int64_t n);
+void datm_par_sharded_remove(const float *x);
+int  datm_par_sharded_gather(datm_error *err);
+
 /* The fixed-order sum itself, entries [i0, i1): out[i] = rows[0][i] + ... (rows (C, stride)). */
 void datm_par_add_rows(const float *rows, int64_t C, int64_t stride, int64_t i0, int64_t i1,
                        float *out);

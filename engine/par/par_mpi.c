@@ -64,7 +64,8 @@ int datm_par_barrier(datm_error *err)
 /* Entries [n q / R, n (q + 1) / R) are rank q's part of a sum. */
 static int64_t part0(int64_t n, int q) { return n * q / g_size; }
 
-static int sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+/* Reduce-scatter in chunk order: out[my part] = the sum of every chunk's part. */
+static int sum_chunks_part(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
     g_traffic.calls++;
     if (g_size == 1) {
@@ -104,19 +105,48 @@ static int sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error
     }
     int rc = MPI_Alltoallv(sbuf, cnt, sdis, MPI_FLOAT, rbuf, rcnt, rdis, MPI_FLOAT,
                            MPI_COMM_WORLD);
-    if (rc == MPI_SUCCESS) {
-        datm_par_add_rows(rbuf, C, m, 0, m, out + my0);
-        for (int q = 0; q < R; q++) {
-            rcnt[q] = (int)(part0(n, q + 1) - part0(n, q));
-            rdis[q] = (int)part0(n, q);
-        }
-        g_traffic.bytes_sent += (R - 1) * m * (int64_t)sizeof(float);
-        rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, rcnt, rdis, MPI_FLOAT,
-                            MPI_COMM_WORLD);
-    }
+    if (rc == MPI_SUCCESS) datm_par_add_rows(rbuf, C, m, 0, m, out + my0);
     free(sbuf);
     free(cnt);
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "reduce-scatter of the chunk sums");
+}
+
+/* x: every rank's part to every rank, in place. */
+static int gather_part_f32(float *x, int64_t n, datm_error *err)
+{
+    g_traffic.calls++;
+    if (g_size == 1) return DATM_OK;
+    if (n > INT_MAX)
+        return datm_error_set(err, DATM_E_UNSUPPORTED, "MPI: %lld floats exceed one "
+                              "collective's counts", (long long)n);
+    int *cnt = malloc(2 * (size_t)g_size * sizeof *cnt);
+    if (!cnt) return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
+    int *dis = cnt + g_size;
+    for (int q = 0; q < g_size; q++) {
+        cnt[q] = (int)(part0(n, q + 1) - part0(n, q));
+        dis[q] = (int)part0(n, q);
+    }
+    g_traffic.bytes_sent += (g_size - 1) * (int64_t)cnt[g_rank] * (int64_t)sizeof(float);
+    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, x, cnt, dis, MPI_FLOAT,
+                            MPI_COMM_WORLD);
+    free(cnt);
+    return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the parts");
+}
+
+static int sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+{
+    int rc = sum_chunks_part(slots, n, C, out, err);
+    return rc || g_size == 1 ? rc : gather_part_f32(out, n, err);
+}
+
+static int any_flag(int flag, int *any, datm_error *err)
+{
+    *any = flag != 0;
+    if (g_size == 1) return DATM_OK;
+    g_traffic.calls++;
+    int v = *any;
+    int rc = MPI_Allreduce(&v, any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allreduce of a flag");
 }
 
 static int gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
@@ -163,6 +193,7 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
 {
     g_traffic.calls++;
     if (g_size == 1) return DATM_OK;
+    if (n <= 64) return sum_i64_dense(x, n, err);   /* a few values: one allreduce */
     int64_t nz = 0;
     for (int64_t i = 0; i < n; i++) nz += x[i] != 0;
     int64_t *nzs = malloc((size_t)g_size * sizeof *nzs);
@@ -245,6 +276,33 @@ int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_err
 {
     const double t0 = datm_time_now(), c0 = datm_time_cpu();
     int rc = sum_chunks(slots, n, C, out, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
+    return rc;
+}
+
+int datm_par_sum_chunks_part(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
+{
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
+    int rc = sum_chunks_part(slots, n, C, out, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
+    return rc;
+}
+
+int datm_par_gather_part_f32(float *x, int64_t n, datm_error *err)
+{
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
+    int rc = gather_part_f32(x, n, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
+    return rc;
+}
+
+int datm_par_any(int flag, int *any, datm_error *err)
+{
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
+    int rc = any_flag(flag, any, err);
     g_traffic.wait_s += datm_time_now() - t0;
     g_traffic.wait_cpu_s += datm_time_cpu() - c0;
     return rc;

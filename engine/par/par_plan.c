@@ -3,9 +3,69 @@
 #include "par/par.h"
 
 static int64_t g_chunks;
+static int     g_own_rows;
 
-void datm_par_set_chunks(int64_t C) { g_chunks = C > 0 ? C : 0; }
+void datm_par_set_chunks(int64_t C)
+{
+    g_chunks = C > 0 ? C : 0;
+    g_own_rows = 0;
+}
+
 int64_t datm_par_chunks(void) { return g_chunks; }
+
+static int64_t g_eval_first;
+void    datm_par_set_eval_first(int64_t first) { g_eval_first = first; }
+int64_t datm_par_eval_first(void) { return g_eval_first; }
+void datm_par_set_own_rows(int on) { g_own_rows = on && g_chunks > 0; }
+int  datm_par_own_rows(void) { return g_own_rows; }
+
+void datm_par_part(int64_t n, int64_t *i0, int64_t *i1)
+{
+    const int64_t r = datm_par_rank(), R = datm_par_size();
+    *i0 = n * r / R;
+    *i1 = n * (r + 1) / R;
+}
+
+void datm_par_batch_rows(int64_t B, int64_t *r0, int64_t *r1)
+{
+    *r0 = 0;
+    *r1 = B;
+    if (!g_own_rows || datm_par_size() == 1) return;
+    int64_t c0, c1;
+    datm_par_own(g_chunks, &c0, &c1);
+    *r0 = B * c0 / g_chunks;   /* chunk c is rows [B c / C, B (c + 1) / C) */
+    *r1 = B * c1 / g_chunks;
+}
+
+/* ---- sliced state ---- */
+
+enum { SHARDED_MAX = 16 };
+static struct { float *x; int64_t n; } g_sharded[SHARDED_MAX];
+
+int datm_par_sharded_add(float *x, int64_t n)
+{
+    for (int i = 0; i < SHARDED_MAX; i++)
+        if (!g_sharded[i].x) {
+            g_sharded[i].x = x;
+            g_sharded[i].n = n;
+            return DATM_OK;
+        }
+    return DATM_E_NOMEM;
+}
+
+void datm_par_sharded_remove(const float *x)
+{
+    for (int i = 0; i < SHARDED_MAX; i++)
+        if (g_sharded[i].x == x) g_sharded[i].x = NULL;
+}
+
+int datm_par_sharded_gather(datm_error *err)
+{
+    int rc = DATM_OK;
+    for (int i = 0; i < SHARDED_MAX && !rc; i++)
+        if (g_sharded[i].x) rc = datm_par_gather_part_f32(g_sharded[i].x, g_sharded[i].n, err);
+    return rc;
+}
 
 void datm_par_own(int64_t C, int64_t *c0, int64_t *c1)
 {

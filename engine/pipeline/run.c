@@ -124,10 +124,55 @@ static int is_checkpoint(int64_t collected, int64_t samples)
     return collected == samples || collected % step == 0;
 }
 
+/* The evaluation documents are split over the ranks when the model computes only its own
+ * rows (par.h): rank q scores rows [N q / R, N (q + 1) / R). */
+static int eval_split(int64_t N)
+{
+    return datm_par_own_rows() && datm_par_size() > 1 && N >= datm_par_size();
+}
+
+static int64_t eval_row0(int64_t N, int q) { return N * q / datm_par_size(); }
+
+/* Rows [r0, r1) of X as a CSR of their own (shares X's arrays). */
+static datm_csr csr_rows(const datm_csr *X, int64_t r0, int64_t r1)
+{
+    datm_csr v = *X;
+    v.n_rows = r1 - r0;
+    v.row_ptr = X->row_ptr + r0;
+    v.nnz = X->row_ptr[r1] - X->row_ptr[r0];
+    return v;
+}
+
+/* full = the accumulators of every rank's rows (part: this rank's), on every rank: the same
+ * values, entry by entry, as one process's accumulator, so the perplexity computed from it
+ * is one process's. */
+static int accum_gather(datm_rate_accum *full, const datm_rate_accum *part, datm_error *err)
+{
+    const int R = datm_par_size(), me = datm_par_rank();
+    const int64_t N = full->n_docs;
+    int rc = datm_rate_accum_place(full, part, eval_row0(N, me), err);
+    int64_t *bytes = rc ? NULL : datm_alloc_array((size_t)R * 3, sizeof *bytes, err);
+    if (!rc && !bytes) rc = DATM_E_NOMEM;
+    const int64_t *rp = full->pattern.row_ptr;
+    for (int q = 0; !rc && q < R; q++) {
+        const int64_t a = eval_row0(N, q), b = eval_row0(N, q + 1);
+        bytes[q] = (rp[b] - rp[a]) * (int64_t)sizeof(double);
+        bytes[R + q] = (b - a) * (int64_t)sizeof(double);
+        bytes[2 * R + q] = (b - a) * full->fixed_K * (int64_t)sizeof(double);
+    }
+    if (!rc) rc = datm_par_gather_parts(full->rate, bytes, err);
+    if (!rc) rc = datm_par_gather_parts(full->norm, bytes + R, err);
+    if (!rc && full->fixed_phi) rc = datm_par_gather_parts(full->theta_sum, bytes + 2 * R, err);
+    datm_free(bytes);
+    return rc;
+}
+
 /* Accumulates `samples` posterior rates after `burnin` discarded ones, on the evaluation
  * documents' observed part; returns the per-word perplexity of the held-out part and of the
  * observed part, and the wall time of the whole pass; `curve` (may be NULL) gets the running
- * perplexity at the checkpoints above. */
+ * perplexity at the checkpoints above. Over MPI ranks (eval_split) each rank draws the
+ * samples of its share of the documents and the accumulators are gathered before each
+ * scoring (accum_gather). */
 static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *held,
                            int64_t burnin, int64_t samples, uint64_t seed, double *ppl,
                            double *ppl_obs, double *secs, const char *progress,
@@ -136,12 +181,21 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
     *ppl = *ppl_obs = NAN;
     if (secs) *secs = 0;
     if (!m->ops->eval_begin || !m->ops->eval_step || obs->n_rows == 0) return DATM_OK;
-    datm_rate_accum acc;
+    const int split = eval_split(obs->n_rows);
+    const int64_t d0 = split ? eval_row0(obs->n_rows, datm_par_rank()) : 0;
+    const int64_t d1 = split ? eval_row0(obs->n_rows, datm_par_rank() + 1) : obs->n_rows;
+    const datm_csr obs_p = csr_rows(obs, d0, d1);
+    const datm_csr held_p = held ? csr_rows(held, d0, d1) : obs_p;
+    datm_rate_accum acc, pacc;
+    memset(&pacc, 0, sizeof pacc);
     int rc = datm_rate_accum_init(&acc, obs, held, err);
     if (rc) return rc;
+    if (split) rc = datm_rate_accum_init(&pacc, &obs_p, held ? &held_p : NULL, err);
+    datm_rate_accum *mine = split ? &pacc : &acc;   /* what the model adds to */
     double t0 = datm_time_now();
     void *state = NULL;
-    rc = m->ops->eval_begin(m, obs, seed, &state, err);
+    datm_par_set_eval_first(d0);
+    if (!rc) rc = m->ops->eval_begin(m, split ? &obs_p : obs, seed, &state, err);
     /* the final evaluation can take minutes (S = 3000 draws): show its progress */
     datm_progress prog;
     if (progress) datm_progress_begin(&prog, progress, burnin + samples);
@@ -156,12 +210,14 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
                                 (long long)(d + 1), (long long)(burnin + samples));
             break;
         }
-        if (d == burnin) datm_rate_accum_reset(&acc);
-        rc = m->ops->eval_step(m, state, d, &acc, err);
+        if (d == burnin) datm_rate_accum_reset(mine);
+        rc = m->ops->eval_step(m, state, d, mine, err);
         /* how the estimate settles with S (sample averaging); the scoring is inside the timed
          * pass, but O(nnz) per checkpoint, small beside one draw */
         if (!rc && curve && d >= burnin && curve->len < curve->cap &&
             is_checkpoint(d - burnin + 1, samples)) {
+            if (split) rc = accum_gather(&acc, &pacc, err);
+            if (rc) break;
             curve->n[curve->len] = (double)(d - burnin + 1);
             curve->ppl[curve->len] = held ? datm_rate_accum_perplexity(&acc, held) : NAN;
             curve->obs[curve->len] = datm_rate_accum_perplexity(&acc, obs);
@@ -171,13 +227,16 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
                                            (long long)(burnin + samples));
     }
     if (progress) datm_progress_end(&prog);
-    if (m->ops->eval_end) m->ops->eval_end(m, state);
+    if (state && m->ops->eval_end) m->ops->eval_end(m, state);
+    datm_par_set_eval_first(0);
+    if (!rc && split) rc = accum_gather(&acc, &pacc, err);
     if (secs) *secs = datm_time_now() - t0;
     if (!rc) {
         *ppl = held ? datm_rate_accum_perplexity(&acc, held) : NAN;
         *ppl_obs = datm_rate_accum_perplexity(&acc, obs);
     }
     datm_rate_accum_free(&acc);
+    datm_rate_accum_free(&pacc);
     if (rc) datm_error_prefix(err, "perplexity evaluation: ");
     return rc;
 }
@@ -260,7 +319,10 @@ static int curve_point(run_ctx *c, int64_t iter, datm_error *err)
 static int do_checkpoint(run_ctx *c, datm_error *err)
 {
     const datm_train_params *tc = &c->spec->p.train;
-    if (datm_par_rank() != 0) return DATM_OK;   /* rank 0 writes; the state is the same */
+    /* state kept in slices over the ranks (Adam's moments) is made whole first, on every
+     * rank: a collective */
+    int rc = datm_par_sharded_gather(err);
+    if (rc || datm_par_rank() != 0) return rc;   /* rank 0 writes; the state is the same */
     return datm_checkpoint_write(c->dir, c->spec, c->m, &c->st, &c->curves,
                                  (int)tc->keep_checkpoints, err);
 }
@@ -291,6 +353,10 @@ static int src_open(run_ctx *c, batch_src *s, datm_error *err)
         .drop_last = tc->drop_last, .split_seed = (uint64_t)c->spec->p.run.seed,
         /* token-split trains on each document's observed part, as in memory */
         .obs_frac = strcmp(c->data.protocol, "token-split") ? 0.0 : c->spec->p.data.obs_fraction};
+    if (datm_par_own_rows() && datm_par_size() > 1) {   /* this rank's chunks' rows only */
+        datm_par_own(datm_par_chunks(), &o.own0, &o.own1);
+        o.own_of = datm_par_chunks();
+    }
     int rc = datm_stream_open(&s->st, &c->data.shards, &o, err);
     if (!rc) rc = datm_stream_seek(&s->st, c->st.epoch, c->st.batch, err);
     return rc;
@@ -305,7 +371,9 @@ static int src_next(run_ctx *c, batch_src *s, const datm_csr **X, const int64_t 
     if (*n == 0) *n = datm_batch_iter_next(&s->it, rows);   /* epoch boundary */
     DATM_ASSERT(*n > 0);
     *X = &s->X;
-    return datm_csr_select_rows(&c->data.train_X, *rows, *n, &s->X, err);
+    int64_t r0, r1;   /* with data-parallel ranks, only this rank's rows */
+    datm_par_batch_rows(*n, &r0, &r1);
+    return datm_csr_select_rows_range(&c->data.train_X, *rows, *n, r0, r1, &s->X, err);
 }
 
 static void src_close(batch_src *s)
@@ -382,7 +450,10 @@ static int train_stage(run_ctx *c, datm_error *err)
             rc = do_checkpoint(c, err);
         if (iter == kill_at) raise(SIGKILL);
         if (iter == int_at) raise(SIGINT);
-        if (!rc && datm_stop_requested() && iter != c->total) {
+        /* every rank stops at the same mini-batch (the checkpoint is a collective) */
+        int stop = datm_stop_requested();
+        if (!rc && datm_par_size() > 1) rc = datm_par_any(stop, &stop, err);
+        if (!rc && stop && iter != c->total) {
             datm_warn("interrupted at iteration %lld: writing a checkpoint", (long long)iter);
             rc = do_checkpoint(c, err);
             if (!rc) rc = datm_error_set(err, DATM_E_INTERRUPTED, "interrupted at iteration %lld "
@@ -405,6 +476,8 @@ static int train_stage(run_ctx *c, datm_error *err)
                   (double)t.bytes_sent / (double)steps, t.wait_s, t.wait_cpu_s,
                   datm_time_cpu() - cpu0);
     }
+    /* the state rank 0 writes into the result, whole (a collective, as in do_checkpoint) */
+    if (!rc) rc = datm_par_sharded_gather(err);
     return rc;
 }
 
@@ -412,19 +485,35 @@ static int train_stage(run_ctx *c, datm_error *err)
 
 /* Unsupervised models (docs/reference.md 4.6): error rate of an L2 logistic regression, penalty by
  * cross-validation on the training documents, on the concatenated per-layer theta (log1p). */
+/* Over MPI ranks (eval_split) each rank infers its share of the documents, keyed by their
+ * rows in X, and the rows are gathered: every rank holds one process's features. */
 static int features(const datm_model *m, const datm_csr *X, uint64_t seed, int ns, float **out,
                     int64_t *d, datm_error *err)
 {
+    const int split = eval_split(X->n_rows), R = datm_par_size();
+    const int64_t N = X->n_rows;
+    const int64_t d0 = split ? eval_row0(N, datm_par_rank()) : 0;
+    const int64_t d1 = split ? eval_row0(N, datm_par_rank() + 1) : N;
+    const datm_csr Xp = csr_rows(X, d0, d1);
     datm_theta th;
     memset(&th, 0, sizeof th);
-    int rc = m->ops->infer(m, X, seed, ns, &th, err);
+    datm_par_set_eval_first(d0);
+    int rc = m->ops->infer(m, &Xp, seed, ns, &th, err);
+    datm_par_set_eval_first(0);
     if (rc) return rc;
     *d = 0;
     for (int l = 0; l < th.n_layers; l++) *d += th.k[l];
-    *out = datm_alloc_array((size_t)(X->n_rows ? X->n_rows : 1) * (size_t)*d, sizeof **out, err);
+    *out = datm_alloc_array((size_t)(N ? N : 1) * (size_t)*d, sizeof **out, err);
     if (!*out) rc = DATM_E_NOMEM;
-    else datm_features_concat(th.n_layers, th.k, (const float *const *)th.theta, X->n_rows, 1, *out);
+    else datm_features_concat(th.n_layers, th.k, (const float *const *)th.theta, Xp.n_rows, 1,
+                              *out + d0 * *d);
     datm_theta_free(&th);
+    int64_t *bytes = split && !rc ? datm_alloc_array((size_t)R, sizeof *bytes, err) : NULL;
+    if (split && !rc && !bytes) rc = DATM_E_NOMEM;
+    for (int q = 0; bytes && q < R; q++)
+        bytes[q] = (eval_row0(N, q + 1) - eval_row0(N, q)) * *d * (int64_t)sizeof **out;
+    if (bytes) rc = datm_par_gather_parts(*out, bytes, err);
+    datm_free(bytes);
     return rc;
 }
 
@@ -485,6 +574,9 @@ static int evaluate_stage(run_ctx *c, datm_error *err)
     const datm_evaluate_params *ec = &c->spec->p.evaluate;
     const uint64_t es = eval_seed(c->seed, DATM_RUN_EVAL_INDEX);
     int rc = DATM_OK;
+    if (ec->perplexity && eval_split(c->data.eval_obs.n_rows))
+        datm_info("evaluate: the %lld evaluation documents split over %d MPI ranks",
+                  (long long)c->data.eval_obs.n_rows, datm_par_size());
     if (ec->perplexity) {
         double secs = 0;
         int64_t S = ec->samples;
