@@ -102,16 +102,6 @@ int whai_chunks_create(whai_model *m, int64_t C, const whai_variant *v, datm_err
     return DATM_OK;
 }
 
-/* Rows [r0, r1) of X as a CSR of their own (shares X's arrays). */
-static datm_csr rows_view(const datm_csr *X, int64_t r0, int64_t r1)
-{
-    datm_csr v = *X;
-    v.n_rows = r1 - r0;
-    v.row_ptr = X->row_ptr + r0;
-    v.nnz = X->row_ptr[r1] - X->row_ptr[r0];
-    return v;
-}
-
 /* Runs f on every chunk of this rank, chunks spread over the threads; the first failure
  * (lowest chunk) is returned. */
 typedef int (*chunk_fn)(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const datm_csr *X,
@@ -171,7 +161,7 @@ static int chunk_grad(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const d
         memset(sums, 0, (size_t)(CH_KL + m->L) * sizeof(double));
         return DATM_OK;
     }
-    const datm_csr Xc = rows_view(X, r0, r1);
+    const datm_csr Xc = datm_csr_rows_view(X, r0, r1);
     datm_encoder_noise nz = {NULL, a->seed, a->purpose, a->index, a->doc_ids + r0, 0};
     datm_encoder_loss el;
     ws->B_norm = X->n_rows;
@@ -203,7 +193,7 @@ static int chunk_theta(whai_model *m, whai_chain *c, datm_encoder_ws *ws, const 
     int64_t r0, r1;
     datm_par_chunk_rows(X->n_rows, m->chunks->C, ch, &r0, &r1);
     if (r1 <= r0) return DATM_OK;
-    const datm_csr Xc = rows_view(X, r0, r1);
+    const datm_csr Xc = datm_csr_rows_view(X, r0, r1);
     datm_encoder_noise nz = {NULL, a->seed, a->purpose, a->index, a->doc_ids + r0, 0};
     int rc = datm_encoder_forward(m->enc, c->params,
                                   m->aug_mean ? DATM_ENC_MEAN : DATM_ENC_SAMPLE, &Xc,
@@ -281,7 +271,7 @@ int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
     datm_par_chunk_rows(B, k->C, c1 - 1, &e0, &r1);
     datm_gbn_stats_reset(c->stats);
     if (c1 > c0 && r1 > r0) {
-        const datm_csr Xr = rows_view(X, r0, r1);
+        const datm_csr Xr = datm_csr_rows_view(X, r0, r1);
         const double *thd[DATM_MAX_LAYERS + 1] = {NULL};
         for (int l = 1; l <= m->L; l++) thd[l] = m->theta_d[l] + r0 * m->K[l];
         datm_gbn_key key = {seed, purpose, step * 4 + 2, doc_ids + r0};

@@ -29,7 +29,6 @@ int datm_cli_plugins(int *argc, char **argv);
  * holds a comma, quote or newline), a markdown table cell ('|' escaped, newlines as spaces). */
 void datm_cli_json_str(FILE *f, const char *s);
 void datm_cli_json_num(FILE *f, double v, int digits);
-void datm_cli_csv_str(FILE *f, const char *s);
 void datm_cli_md_str(FILE *f, const char *s);
 
 #endif

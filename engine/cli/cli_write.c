@@ -27,17 +27,6 @@ void datm_cli_json_num(FILE *f, double v, int digits)
     else fputs("null", f);
 }
 
-void datm_cli_csv_str(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) { fputs(s, f); return; }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void datm_cli_md_str(FILE *f, const char *s)
 {
     for (; *s; s++) {

@@ -140,17 +140,17 @@ static void print_md(run_info *runs, int n, const strlist *keys, const strlist *
 static void print_csv(run_info *runs, int n, const strlist *keys, const strlist *mets)
 {
     printf("run,status");
-    for (int k = 0; k < keys->n; k++) { printf(","); datm_cli_csv_str(stdout, keys->s[k]); }
-    for (int m = 0; m < mets->n; m++) { printf(","); datm_cli_csv_str(stdout, mets->s[m]); }
-    for (int m = 0; m < mets->n; m++) { printf(",delta_"); datm_cli_csv_str(stdout, mets->s[m]); }
+    for (int k = 0; k < keys->n; k++) { printf(","); datm_csv_field(stdout, keys->s[k]); }
+    for (int m = 0; m < mets->n; m++) { printf(","); datm_csv_field(stdout, mets->s[m]); }
+    for (int m = 0; m < mets->n; m++) { printf(",delta_"); datm_csv_field(stdout, mets->s[m]); }
     printf("\n");
     for (int r = 0; r < n; r++) {
-        datm_cli_csv_str(stdout, runs[r].label);
+        datm_csv_field(stdout, runs[r].label);
         printf(",%s", datm_run_state(runs[r].m));
         for (int k = 0; k < keys->n; k++) {
             const char *v = param_of(&runs[r], keys->s[k]);
             printf(",");
-            if (v) datm_cli_csv_str(stdout, v);
+            if (v) datm_csv_field(stdout, v);
         }
         for (int m = 0; m < mets->n; m++) {
             double v;

@@ -309,7 +309,7 @@ static void print_csv(const view *v, int l0, int l1)
                 putchar(',');
                 if (t->kl) printf("%.9g", t->kl[k]);
                 printf(",%d,", j + 1);
-                datm_cli_csv_str(stdout, word_of(v, t->top[k * t->n_top + j], b, sizeof b));
+                datm_csv_field(stdout, word_of(v, t->top[k * t->n_top + j], b, sizeof b));
                 printf(",%.9g\n", (double)t->top_w[k * t->n_top + j]);
             }
     }

@@ -119,6 +119,9 @@ int  datm_write_text_atomic(const char *path, const char *text, datm_error *err)
 /* fsync of a file, or of the directory that holds path (after a rename into it). */
 int  datm_fsync_path(const char *path, datm_error *err);
 int  datm_fsync_parent(const char *path, datm_error *err);
+/* Writes s (NULL: empty) as one CSV field (RFC 4180): quoted, with quotes doubled, when it
+ * holds a comma, a quote or a line break. */
+void datm_csv_field(FILE *f, const char *s);
 
 #define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))

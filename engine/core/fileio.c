@@ -87,3 +87,17 @@ int datm_write_text_atomic(const char *path, const char *text, datm_error *err)
     fputs(text, a.f);
     return datm_afile_commit(&a, err);
 }
+
+void datm_csv_field(FILE *f, const char *s)
+{
+    if (!s || !s[strcspn(s, ",\"\n\r")]) {
+        fputs(s ? s : "", f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}

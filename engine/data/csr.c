@@ -106,3 +106,12 @@ double datm_csr_row_total(const datm_csr *m, int64_t row)
     for (int64_t j = m->row_ptr[row]; j < m->row_ptr[row + 1]; j++) s += m->val[j];
     return s;
 }
+
+datm_csr datm_csr_rows_view(const datm_csr *m, int64_t r0, int64_t r1)
+{
+    datm_csr v = *m;
+    v.n_rows = r1 - r0;
+    v.row_ptr = m->row_ptr + r0;
+    v.nnz = m->row_ptr[r1] - m->row_ptr[r0];
+    return v;
+}

@@ -21,6 +21,9 @@ int  datm_csr_select_rows(const datm_csr *src, const int64_t *rows, int64_t n, d
  * data-parallel rank's share of a mini-batch, par/par.h). */
 int  datm_csr_select_rows_range(const datm_csr *src, const int64_t *rows, int64_t n, int64_t r0,
                                 int64_t r1, datm_csr *out, datm_error *err);
+/* Rows [r0, r1) of m as a CSR of their own that shares m's arrays (nothing copied; valid
+ * while m is). */
+datm_csr datm_csr_rows_view(const datm_csr *m, int64_t r0, int64_t r1);
 int  datm_csr_copy(const datm_csr *src, datm_csr *out, datm_error *err);
 /* Room for `need` entries in m->col and m->val, whose capacity is *cap (entries): grown to
  * max(need, 2 *cap) by realloc, the contents kept. `what` names the buffer in the error. */

@@ -169,29 +169,29 @@ static int write_runs_csv(const rep_ctx *c, datm_error *err)
     FILE *f = rc ? NULL : rep_open(c, "runs.csv", err);
     if (f) {
         fputs("id,status,key,dir,spec,overrides", f);
-        for (int j = 0; j < labels.n; j++) { fputc(',', f); rep_csv_text(f, labels.v[j]); }
-        for (int j = 0; j < metrics.n; j++) { fputc(',', f); rep_csv_text(f, metrics.v[j]); }
+        for (int j = 0; j < labels.n; j++) { fputc(',', f); datm_csv_field(f, labels.v[j]); }
+        for (int j = 0; j < metrics.n; j++) { fputc(',', f); datm_csv_field(f, metrics.v[j]); }
         fputc('\n', f);
         for (int i = 0; i < p->n_runs; i++) {
             const rep_run *r = &c->runs[i];
             char buf[1400], ov[4096];
-            rep_csv_text(f, r->run->id);
+            datm_csv_field(f, r->run->id);
             fprintf(f, ",%s,%s,", r->status, r->st->key);
-            if (r->st->dir[0]) { rep_relpath(r->st->dir, c->out, buf, sizeof buf); rep_csv_text(f, buf); }
+            if (r->st->dir[0]) { rep_relpath(r->st->dir, c->out, buf, sizeof buf); datm_csv_field(f, buf); }
             fputc(',', f);
             made_from(c, r->run, buf, sizeof buf);
-            rep_csv_text(f, buf);
+            datm_csv_field(f, buf);
             fputc(',', f);
             size_t n = 0;
             ov[0] = '\0';
             for (int k = 0; k < r->run->overrides.n && n < sizeof ov; k++)
                 n += (size_t)snprintf(ov + n, sizeof ov - n, "%s%s", k ? " " : "",
                                       r->run->overrides.v[k]);
-            rep_csv_text(f, ov);
+            datm_csv_field(f, ov);
             for (int j = 0; j < labels.n; j++) {
                 const char *v = datm_pipe_run_label(r->run, labels.v[j]);
                 fputc(',', f);
-                rep_csv_text(f, v ? v : "-");
+                datm_csv_field(f, v ? v : "-");
             }
             for (int j = 0; j < metrics.n; j++) {
                 double v;

@@ -256,7 +256,7 @@ static void write_csv(FILE *f, const grid *g)
 {
     for (int j = 0; j < g->n_cols; j++) {
         if (j) fputc(',', f);
-        rep_csv_text(f, g->head[j]);
+        datm_csv_field(f, g->head[j]);
     }
     fputc('\n', f);
     for (int r = 0; r < g->n_rows; r++) {

@@ -93,26 +93,12 @@ void rep_md_cell(FILE *f, const rep_cell *x)
     }
 }
 
-void rep_csv_text(FILE *f, const char *s)
-{
-    if (!s || !s[strcspn(s, ",\"\n\r")]) {
-        fputs(s ? s : "", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 void rep_csv_cell(FILE *f, const rep_cell *x)
 {
     char buf[64];
     switch (x->kind) {
     case REP_NUMBER: rep_num_exact(buf, sizeof buf, x->v); fputs(buf, f); break;
-    case REP_TEXT: rep_csv_text(f, x->text[0] ? x->text : "-"); break;
+    case REP_TEXT: datm_csv_field(f, x->text[0] ? x->text : "-"); break;
     default: fputc('-', f); break;
     }
 }

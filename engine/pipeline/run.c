@@ -133,16 +133,6 @@ static int eval_split(int64_t N)
 
 static int64_t eval_row0(int64_t N, int q) { return N * q / datm_par_size(); }
 
-/* Rows [r0, r1) of X as a CSR of their own (shares X's arrays). */
-static datm_csr csr_rows(const datm_csr *X, int64_t r0, int64_t r1)
-{
-    datm_csr v = *X;
-    v.n_rows = r1 - r0;
-    v.row_ptr = X->row_ptr + r0;
-    v.nnz = X->row_ptr[r1] - X->row_ptr[r0];
-    return v;
-}
-
 /* full = the accumulators of every rank's rows (part: this rank's), on every rank: the same
  * values, entry by entry, as one process's accumulator, so the perplexity computed from it
  * is one process's. */
@@ -184,8 +174,8 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
     const int split = eval_split(obs->n_rows);
     const int64_t d0 = split ? eval_row0(obs->n_rows, datm_par_rank()) : 0;
     const int64_t d1 = split ? eval_row0(obs->n_rows, datm_par_rank() + 1) : obs->n_rows;
-    const datm_csr obs_p = csr_rows(obs, d0, d1);
-    const datm_csr held_p = held ? csr_rows(held, d0, d1) : obs_p;
+    const datm_csr obs_p = datm_csr_rows_view(obs, d0, d1);
+    const datm_csr held_p = held ? datm_csr_rows_view(held, d0, d1) : obs_p;
     datm_rate_accum acc, pacc;
     memset(&pacc, 0, sizeof pacc);
     int rc = datm_rate_accum_init(&acc, obs, held, err);
@@ -494,7 +484,7 @@ static int features(const datm_model *m, const datm_csr *X, uint64_t seed, int n
     const int64_t N = X->n_rows;
     const int64_t d0 = split ? eval_row0(N, datm_par_rank()) : 0;
     const int64_t d1 = split ? eval_row0(N, datm_par_rank() + 1) : N;
-    const datm_csr Xp = csr_rows(X, d0, d1);
+    const datm_csr Xp = datm_csr_rows_view(X, d0, d1);
     datm_theta th;
     memset(&th, 0, sizeof th);
     datm_par_set_eval_first(d0);
