@@ -11,32 +11,7 @@
 
 #include "pipeline/pipeline.h"
 #include "test_check.h"
-
-
-/* A fake variant with one key of every type, so the test does not depend on real models. */
-static const datm_param_schema toy_schema[] = {
-    {"layers", DATM_PARAM_INT_LIST, "[128, 64, 32]", 1, 10000, NULL, "widths"},
-    {"eta", DATM_PARAM_REAL_LIST, "[0.1]", 0.0, 10.0, NULL, "Dirichlet"},
-    {"lr", DATM_PARAM_REAL, "0.001", 1e-8, 1.0, NULL, "learning rate"},
-    {"downward", DATM_PARAM_BOOL, "true", 1, 0, NULL, "downward links"},
-    {"encoder", DATM_PARAM_CHOICE, "weibull", 1, 0, "weibull|gamma|lognormal", "family"},
-    {"tag", DATM_PARAM_STRING, "x", 1, 0, NULL, "free text"},
-    {"k", DATM_PARAM_INT, NULL, 1, 100, NULL, "required int"},
-    {NULL, 0, NULL, 0, 0, NULL, NULL}};
-static const datm_model_ops toy_ops = {.api_version = DATM_MODEL_API_VERSION, .name = "toy",
-                                       .summary = "test", .schema = toy_schema};
-static const datm_model_ops toy2_ops = {.api_version = DATM_MODEL_API_VERSION, .name = "whai",
-                                        .summary = "test", .schema = toy_schema};
-static const datm_model_ops *const toys[] = {&toy_ops, &toy2_ops};
-static const datm_model_ops *toy_find(const char *n)
-{
-    for (int i = 0; i < 2; i++)
-        if (!strcmp(toys[i]->name, n)) return toys[i];
-    return NULL;
-}
-static int toy_count(void) { return 2; }
-static const datm_model_ops *toy_at(int i) { return toys[i]; }
-static const datm_model_catalog cat = {toy_find, toy_count, toy_at, NULL, NULL};
+#include "toy_catalog.h"   /* two fake variants, so the test does not depend on real models */
 
 static const char *good =
     "name: t\n"
@@ -56,7 +31,7 @@ static void expect_error(const char *what, const char *text, const char *const *
 {
     datm_spec s;
     datm_error err = {0};
-    int rc = datm_spec_load_text(text, "spec.yaml", ov, nov, &cat, &s, &err);
+    int rc = datm_spec_load_text(text, "spec.yaml", ov, nov, &toy_cat, &s, &err);
     if (rc == DATM_OK) {
         fprintf(stderr, "[%s] expected an error, got none\n", what);
         fails++;
@@ -137,7 +112,7 @@ static void test_overrides(void)
                         "model.encoder=gamma", "seed=11", "output.figures=false"};
     datm_spec s;
     datm_error err = {0};
-    int rc = datm_spec_load_text(good, "good.yaml", ov, 6, &cat, &s, &err);
+    int rc = datm_spec_load_text(good, "good.yaml", ov, 6, &toy_cat, &s, &err);
     CHECK(rc == DATM_OK);
     if (rc) { fprintf(stderr, "%s\n", err.msg); return; }
     CHECK(datm_config_int(datm_spec_section(&s, DATM_SEC_TRAIN), "epochs") == 9);
@@ -168,7 +143,7 @@ static void test_overrides(void)
                  "unknown top-level key 'nosuchsection'", NULL);
     /* an override may create a whole section and supply a required key */
     const char *mk[] = {"data.dataset=mnist", "model.variant=toy", "model.k=2"};
-    rc = datm_spec_load_text("seed: 3\n", "min.yaml", mk, 3, &cat, &s, &err);
+    rc = datm_spec_load_text("seed: 3\n", "min.yaml", mk, 3, &toy_cat, &s, &err);
     CHECK(rc == DATM_OK);
     if (!rc) {
         CHECK(!strcmp(datm_config_str(datm_spec_section(&s, DATM_SEC_DATA), "dataset"), "mnist"));
@@ -180,7 +155,7 @@ static void test_defaults_and_resolve(void)
 {
     datm_spec s, s2;
     datm_error err = {0};
-    int rc = datm_spec_load_text(good, "dir/good.yaml", NULL, 0, &cat, &s, &err);
+    int rc = datm_spec_load_text(good, "dir/good.yaml", NULL, 0, &toy_cat, &s, &err);
     CHECK(rc == DATM_OK);
     if (rc) { fprintf(stderr, "%s\n", err.msg); return; }
     /* schema defaults are filled and listed */
@@ -196,7 +171,7 @@ static void test_defaults_and_resolve(void)
     /* name given; output.dir derived from it */
     CHECK(!strcmp(datm_config_str(datm_spec_section(&s, DATM_SEC_OUTPUT), "dir"), "results/t"));
     /* resolved text reloads to the same values and hash */
-    rc = datm_spec_load_text(s.resolved, "resolved.yaml", NULL, 0, &cat, &s2, &err);
+    rc = datm_spec_load_text(s.resolved, "resolved.yaml", NULL, 0, &toy_cat, &s2, &err);
     CHECK(rc == DATM_OK);
     if (!rc) {
         CHECK(!strcmp(s.hash, s2.hash));
@@ -209,17 +184,17 @@ static void test_defaults_and_resolve(void)
     datm_free(c);
     /* the hash ignores output.dir and threads, but not the seed */
     const char *o1[] = {"output.dir=elsewhere", "threads=2"};
-    rc = datm_spec_load_text(good, "dir/good.yaml", o1, 2, &cat, &s2, &err);
+    rc = datm_spec_load_text(good, "dir/good.yaml", o1, 2, &toy_cat, &s2, &err);
     CHECK(rc == DATM_OK && !strcmp(s.hash, s2.hash));
     if (!rc) datm_spec_free(&s2);
     const char *o2[] = {"seed=8"};
-    rc = datm_spec_load_text(good, "dir/good.yaml", o2, 1, &cat, &s2, &err);
+    rc = datm_spec_load_text(good, "dir/good.yaml", o2, 1, &toy_cat, &s2, &err);
     CHECK(rc == DATM_OK && strcmp(s.hash, s2.hash) != 0);
     if (!rc) datm_spec_free(&s2);
     datm_spec_free(&s);
     /* name derived from the file name */
     rc = datm_spec_load_text("data:\n  dataset: d\nmodel:\n  variant: toy\n  k: 1\n",
-                             "x/my-exp.yaml", NULL, 0, &cat, &s, &err);
+                             "x/my-exp.yaml", NULL, 0, &toy_cat, &s, &err);
     CHECK(rc == DATM_OK);
     if (!rc) {
         CHECK(!strcmp(datm_config_str(datm_spec_section(&s, DATM_SEC_RUN), "name"), "my-exp"));
@@ -229,11 +204,11 @@ static void test_defaults_and_resolve(void)
     }
     /* strings that look like other types round-trip through quotes */
     const char *o3[] = {"model.tag='true'"};
-    rc = datm_spec_load_text(good, "g.yaml", o3, 1, &cat, &s, &err);
+    rc = datm_spec_load_text(good, "g.yaml", o3, 1, &toy_cat, &s, &err);
     CHECK(rc == DATM_OK);
     if (!rc) {
         CHECK(!strcmp(datm_config_str(datm_spec_section(&s, DATM_SEC_MODEL), "tag"), "true"));
-        rc = datm_spec_load_text(s.resolved, "r.yaml", NULL, 0, &cat, &s2, &err);
+        rc = datm_spec_load_text(s.resolved, "r.yaml", NULL, 0, &toy_cat, &s2, &err);
         CHECK(rc == DATM_OK && !strcmp(datm_config_str(datm_spec_section(&s2, DATM_SEC_MODEL),
                                                        "tag"), "true"));
         if (!rc) datm_spec_free(&s2);
