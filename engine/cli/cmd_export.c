@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "core/core.h"   /* datm_csv_field */
 #include "datm.h"
 
 int datm_cmd_export(int argc, char **argv);
@@ -224,9 +225,11 @@ static int write_folder(const char *dir, export_fmt fmt, exp_ctx *c, datm_error 
         } else {
             fprintf(f, "layer,topic,rank,word,weight\n");
             for (int64_t k = 0; k < K; k++)
-                for (int j = 0; j < c->top; j++)
-                    fprintf(f, "%d,%lld,%d,%s,%.9g\n", l, (long long)(k + 1), j + 1,
-                            word(c, ids[k * c->top + j], b, sizeof b), (double)w[k * c->top + j]);
+                for (int j = 0; j < c->top; j++) {
+                    fprintf(f, "%d,%lld,%d,", l, (long long)(k + 1), j + 1);
+                    datm_csv_field(f, word(c, ids[k * c->top + j], b, sizeof b));
+                    fprintf(f, ",%.9g\n", (double)w[k * c->top + j]);
+                }
         }
         free(ids), free(w);
         if (close_in(f, path, err)) return 1;
