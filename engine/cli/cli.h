@@ -27,7 +27,6 @@ int datm_cli_plugins(int *argc, char **argv);
 /* Writers for machine-readable output (cli_write.c): a JSON string (escaped, quoted), a JSON
  * number with `digits` significant digits (null when not finite), a CSV field (quoted when it
  * holds a comma, quote or newline), a markdown table cell ('|' escaped, newlines as spaces). */
-void datm_cli_json_str(FILE *f, const char *s);
 void datm_cli_json_num(FILE *f, double v, int digits);
 void datm_cli_md_str(FILE *f, const char *s);
 

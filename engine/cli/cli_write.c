@@ -7,20 +7,6 @@
 
 #include "cli/cli.h"
 
-void datm_cli_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void datm_cli_json_num(FILE *f, double v, int digits)
 {
     if (isfinite(v)) fprintf(f, "%.*g", digits, v);

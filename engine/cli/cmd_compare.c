@@ -170,19 +170,19 @@ static void print_csv(run_info *runs, int n, const strlist *keys, const strlist 
 static void print_json(run_info *runs, int n, const strlist *keys, const strlist *mets)
 {
     printf("{\n  \"baseline\": ");
-    datm_cli_json_str(stdout, runs[0].label);
+    datm_json_string(stdout, runs[0].label);
     printf(",\n  \"parameters\": [");
-    for (int k = 0; k < keys->n; k++) { printf(k ? ", " : ""); datm_cli_json_str(stdout, keys->s[k]); }
+    for (int k = 0; k < keys->n; k++) { printf(k ? ", " : ""); datm_json_string(stdout, keys->s[k]); }
     printf("],\n  \"metrics\": [");
-    for (int m = 0; m < mets->n; m++) { printf(m ? ", " : ""); datm_cli_json_str(stdout, mets->s[m]); }
+    for (int m = 0; m < mets->n; m++) { printf(m ? ", " : ""); datm_json_string(stdout, mets->s[m]); }
     printf("],\n  \"runs\": [\n");
     for (int r = 0; r < n; r++) {
         printf("    {\"run\": ");
-        datm_cli_json_str(stdout, runs[r].label);
+        datm_json_string(stdout, runs[r].label);
         printf(", \"path\": ");
-        datm_cli_json_str(stdout, runs[r].arg);
+        datm_json_string(stdout, runs[r].arg);
         printf(", \"status\": ");
-        datm_cli_json_str(stdout, datm_run_state(runs[r].m));
+        datm_json_string(stdout, datm_run_state(runs[r].m));
         printf(",\n     \"params\": {");
         int first = 1;
         for (int k = 0; k < keys->n; k++) {
@@ -190,9 +190,9 @@ static void print_json(run_info *runs, int n, const strlist *keys, const strlist
             if (!v) continue;
             printf(first ? "" : ", ");
             first = 0;
-            datm_cli_json_str(stdout, keys->s[k]);
+            datm_json_string(stdout, keys->s[k]);
             printf(": ");
-            datm_cli_json_str(stdout, v);
+            datm_json_string(stdout, v);
         }
         printf("},\n     \"metrics\": {");
         first = 1;
@@ -201,7 +201,7 @@ static void print_json(run_info *runs, int n, const strlist *keys, const strlist
             if (!metric_of(&runs[r], mets->s[m], &v)) continue;
             printf(first ? "" : ", ");
             first = 0;
-            datm_cli_json_str(stdout, mets->s[m]);
+            datm_json_string(stdout, mets->s[m]);
             printf(": ");
             datm_cli_json_num(stdout, v, 17);
         }
@@ -213,7 +213,7 @@ static void print_json(run_info *runs, int n, const strlist *keys, const strlist
                 continue;
             printf(first ? "" : ", ");
             first = 0;
-            datm_cli_json_str(stdout, mets->s[m]);
+            datm_json_string(stdout, mets->s[m]);
             printf(": ");
             datm_cli_json_num(stdout, v - b, 17);
         }

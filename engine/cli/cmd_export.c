@@ -94,7 +94,7 @@ static int write_pyldavis(FILE *f, exp_ctx *c, datm_error *err)
 {
     char b[32];
     fprintf(f, "{\"format\": \"pyLDAvis.prepare arguments\", \"variant\": ");
-    datm_cli_json_str(f, datm_variant(c->m));
+    datm_json_string(f, datm_variant(c->m));
     fprintf(f, ", \"layers\": [");
     for (int l = c->l0; l <= c->l1; l++) {
         const int64_t K = datm_topics(c->m, l);
@@ -121,7 +121,7 @@ static int write_pyldavis(FILE *f, exp_ctx *c, datm_error *err)
         fprintf(f, "],\n\"vocab\": [");
         for (int64_t v = 0; v < c->V; v++) {
             if (v) fputc(',', f);
-            datm_cli_json_str(f, word(c, v, b, sizeof b));
+            datm_json_string(f, word(c, v, b, sizeof b));
         }
         fprintf(f, "],\n\"term_frequency\": [");
         for (int64_t v = 0; v < c->V; v++) fprintf(f, "%s%.17g", v ? "," : "", c->term_freq[v]);
@@ -149,7 +149,7 @@ static int write_json(FILE *f, exp_ctx *c, datm_error *err)
 {
     char b[32];
     fprintf(f, "{\"variant\": ");
-    datm_cli_json_str(f, datm_variant(c->m));
+    datm_json_string(f, datm_variant(c->m));
     fprintf(f, ", \"layers\": [");
     for (int l = c->l0; l <= c->l1; l++) {
         const int64_t K = datm_topics(c->m, l);
@@ -161,7 +161,7 @@ static int write_json(FILE *f, exp_ctx *c, datm_error *err)
             fprintf(f, "%s\n{\"topic\": %lld, \"words\": [", k ? "," : "", (long long)(k + 1));
             for (int j = 0; j < c->top; j++) {
                 fprintf(f, "%s{\"word\": ", j ? ", " : "");
-                datm_cli_json_str(f, word(c, ids[k * c->top + j], b, sizeof b));
+                datm_json_string(f, word(c, ids[k * c->top + j], b, sizeof b));
                 fprintf(f, ", \"weight\": %.9g}", (double)w[k * c->top + j]);
             }
             fprintf(f, "]}");

@@ -331,7 +331,7 @@ static void print_json_topic(const view *v, const layer_view *t, int64_t k)
     printf(", \"words\": [");
     for (int j = 0; j < t->n_top; j++) {
         printf("%s{\"word\": ", j ? ", " : "");
-        datm_cli_json_str(stdout, word_of(v, t->top[k * t->n_top + j], b, sizeof b));
+        datm_json_string(stdout, word_of(v, t->top[k * t->n_top + j], b, sizeof b));
         printf(", \"weight\": %.9g}", (double)t->top_w[k * t->n_top + j]);
     }
     printf("], \"children\": [");
@@ -344,7 +344,7 @@ static void print_json_topic(const view *v, const layer_view *t, int64_t k)
 static void print_json(const view *v, int l0, int l1)
 {
     printf("{\"run\": ");
-    datm_cli_json_str(stdout, v->run);
+    datm_json_string(stdout, v->run);
     printf(", \"layers\": [");
     for (int l = l0; l <= l1; l++) {
         printf("%s\n{\"layer\": %d, \"topics\": [", l > l0 ? "," : "", l);

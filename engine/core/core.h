@@ -122,6 +122,9 @@ int  datm_fsync_parent(const char *path, datm_error *err);
 /* Writes s (NULL: empty) as one CSV field (RFC 4180): quoted, with quotes doubled, when it
  * holds a comma, a quote or a line break. */
 void datm_csv_field(FILE *f, const char *s);
+/* Writes s (NULL: empty) as a JSON string: quoted, with quote, backslash and control
+ * characters escaped. */
+void datm_json_string(FILE *f, const char *s);
 
 #define DATM_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DATM_MAX(a, b) ((a) > (b) ? (a) : (b))

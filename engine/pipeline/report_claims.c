@@ -335,7 +335,7 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
     const datm_pipeline *p = c->p;
     char a[40], b[40];
     fputs("{\n  \"pipeline\": ", f);
-    rep_json_str(f, p->name);
+    datm_json_string(f, p->name);
     fprintf(f, ",\n  \"summary\": {\"reproduced\": %d, \"not_reproduced\": %d, "
                "\"not_evaluable\": %d, \"strict_not_reproduced\": %d, "
                "\"strict_not_evaluable\": %d},\n  \"claims\": [",
@@ -345,19 +345,19 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
     for (int k = 0; k < p->n_claims; k++) {
         const datm_pipe_claim *cl = &p->claims[k];
         fputs(k ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
-        rep_json_str(f, cl->id);
+        datm_json_string(f, cl->id);
         fputs(", \"text\": ", f);
-        rep_json_str(f, cl->text);
+        datm_json_string(f, cl->text);
         fputs(", \"expr\": ", f);
-        rep_json_str(f, cl->expr);
+        datm_json_string(f, cl->expr);
         fprintf(f, ", \"quantifier\": \"%s\", \"axes\": {", cl->exists ? "exists" : "forall");
         for (int x = 0; x < cl->n_axes; x++) {
             if (x) fputs(", ", f);
-            rep_json_str(f, cl->axis[x]);
+            datm_json_string(f, cl->axis[x]);
             fputs(": [", f);
             for (int v = 0; v < cl->axis_values[x].n; v++) {
                 if (v) fputs(", ", f);
-                rep_json_str(f, cl->axis_values[x].v[v]);
+                datm_json_string(f, cl->axis_values[x].v[v]);
             }
             fputc(']', f);
         }
@@ -365,21 +365,21 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
         rep_num_exact(b, sizeof b, cl->abs_tol);
         fprintf(f, "}, \"rel_tol\": %s, \"abs_tol\": %s, \"informative\": %s,\n     \"verdict\": ",
                 a, b, cl->informative ? "true" : "false");
-        rep_json_str(f, datm_claim_verdict_name(r[k].verdict));
+        datm_json_string(f, datm_claim_verdict_name(r[k].verdict));
         fputs(", \"instances\": [", f);
         for (int i = 0; i < r[k].n_inst; i++) {
             const int *idx = inst_idx(cl, &r[k], i);
             fputs(i ? ",\n       {\"axes\": {" : "\n       {\"axes\": {", f);
             for (int x = 0; x < cl->n_axes; x++) {
                 if (x) fputs(", ", f);
-                rep_json_str(f, cl->axis[x]);
+                datm_json_string(f, cl->axis[x]);
                 fputs(": ", f);
-                rep_json_str(f, cl->axis_values[x].v[idx[x]]);
+                datm_json_string(f, cl->axis_values[x].v[idx[x]]);
             }
             fputs("}, \"verdict\": ", f);
-            rep_json_str(f, datm_expr_verdict_name((datm_expr_verdict)r[k].inst_verdict[i]));
+            datm_json_string(f, datm_expr_verdict_name((datm_expr_verdict)r[k].inst_verdict[i]));
             fputs(", \"explanation\": ", f);
-            rep_json_str(f, r[k].explain[i]);
+            datm_json_string(f, r[k].explain[i]);
             fputc('}', f);
         }
         fputs("]}", f);

@@ -50,7 +50,6 @@ void rep_num_exact(char *out, size_t size, double v);
 void rep_md_text(FILE *f, const char *s);             /* '|' escaped, newlines as spaces */
 void rep_md_cell(FILE *f, const rep_cell *x);         /* "-" when missing */
 void rep_csv_cell(FILE *f, const rep_cell *x);
-void rep_json_str(FILE *f, const char *s);            /* "..." with escapes */
 void rep_json_cell(FILE *f, const rep_cell *x);       /* null when missing or not finite */
 /* `target` relative to directory `dir` (both existing; realpath'd), e.g. "../p/ci.yaml".
  * Falls back to target as given when relative, else its base name. */

@@ -271,15 +271,15 @@ static void write_csv(FILE *f, const grid *g)
 static void write_json(FILE *f, const datm_pipe_table *t, const grid *g)
 {
     fputs("{\n  \"id\": ", f);
-    rep_json_str(f, t->id);
+    datm_json_string(f, t->id);
     fputs(",\n  \"title\": ", f);
-    rep_json_str(f, t->title);
+    datm_json_string(f, t->title);
     fputs(",\n  \"note\": ", f);
-    rep_json_str(f, t->note);
+    datm_json_string(f, t->note);
     fputs(",\n  \"columns\": [", f);
     for (int j = 0; j < g->n_cols; j++) {
         if (j) fputs(", ", f);
-        rep_json_str(f, g->head[j]);
+        datm_json_string(f, g->head[j]);
     }
     fputs("],\n  \"rows\": [", f);
     for (int r = 0; r < g->n_rows; r++) {

@@ -103,20 +103,6 @@ void rep_csv_cell(FILE *f, const rep_cell *x)
     }
 }
 
-void rep_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        const unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch == '\n') fputs("\\n", f);
-        else if (ch == '\t') fputs("\\t", f);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 void rep_json_cell(FILE *f, const rep_cell *x)
 {
     char buf[64];
@@ -124,7 +110,7 @@ void rep_json_cell(FILE *f, const rep_cell *x)
         rep_num_exact(buf, sizeof buf, x->v);
         fputs(buf, f);
     } else if (x->kind == REP_TEXT) {
-        rep_json_str(f, x->text);
+        datm_json_string(f, x->text);
     } else {
         fputs("null", f);
     }
