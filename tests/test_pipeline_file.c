@@ -2,7 +2,11 @@
  * tests/test_pipeline_file.c: pipeline files (engine/pipeline/pipefile.c).
  * - runs, matrix expansion (order, labels, exclude, {axis} in every field), profiles and the
  *   override order (file, profile, run, run's profile), references, tables, figures, claims
- * - 22 malformed files: each message names file:LINE:col of the fault and the key path */
+ * - the report folder: the file's out:, replaced by the chosen profile's out: (both relative
+ *   to the pipeline file), results/<name> without either
+ * - an atoms figure (top: atoms per layer) and a claim shown by a figure (informative, no
+ *   expr)
+ * - 29 malformed files: each message names file:LINE:col of the fault and the key path */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,7 @@ static const char *good =
     "name: demo\n"                                                      /* 1 */
     "overrides: [train.epochs=2]\n"                                     /* 2 */
     "profiles:\n"                                                       /* 3 */
-    "  quick: {overrides: [train.batch_size=7]}\n"                      /* 4 */
+    "  quick: {overrides: [train.batch_size=7], out: ../reports/q}\n"   /* 4 */
     "  paper:\n"                                                        /* 5 */
     "runs:\n"                                                           /* 6 */
     "  - id: base\n"                                                    /* 7 */
@@ -83,12 +87,15 @@ static const char *good =
     "    values: [perplexity, {metric: perplexity, ref: paper, format: \"%.1f\"}]\n" /* 28 */
     "figures:\n"                                                        /* 29 */
     "  f1: {kind: curves, runs: [\"m_*\"], where: {seed: \"1\"}, x: wall_s}\n" /* 30 */
+    "  atoms: {kind: atoms, runs: [base], top: 16}\n"                   /* 30b */
     "claims:\n"                                                         /* 31 */
     "  c1:\n"                                                           /* 32 */
     "    text: wider is better\n"                                       /* 33 */
     "    forall: {seed: [1, 2]}\n"                                      /* 34 */
     "    expr: \"m_20_s{seed}.perplexity <= m_10_s{seed}.perplexity\"\n" /* 35 */
-    "    rel_tol: 0.01\n";                                              /* 36 */
+    "    rel_tol: 0.01\n"                                               /* 36 */
+    "  by_eye: {text: the atoms look like strokes, figure: atoms}\n"   /* 37 */
+    "out: reports/all\n";                                              /* 38 */
 
 static void test_good(void)
 {
@@ -123,16 +130,35 @@ static void test_good(void)
     CHECK(r && r->value == 591, "reference value");
     r = datm_pipeline_ref(&p, "paper", "m_10_s1", "structure");
     CHECK(r && !strcmp(r->text, "64-62-55"), "reference text");
-    CHECK(p.n_figures == 1 && !strcmp(p.figures[0].x, "wall_s") && p.figures[0].select.n_where == 1,
+    CHECK(p.n_figures == 2 && !strcmp(p.figures[0].x, "wall_s") && p.figures[0].select.n_where == 1,
           "figure");
-    CHECK(p.n_claims == 1 && p.claims[0].n_axes == 1 && p.claims[0].axis_values[0].n == 2 &&
-          p.claims[0].rel_tol == 0.01, "claim");
+    CHECK(p.n_figures == 2 && p.figures[1].kind == DATM_PIPE_FIG_ATOMS && p.figures[1].top == 16,
+          "atoms figure with top: 16");
+    CHECK(p.n_claims == 2 && p.claims[0].n_axes == 1 && p.claims[0].axis_values[0].n == 2 &&
+          p.claims[0].rel_tol == 0.01 && !p.claims[0].figure[0], "claim");
+    CHECK(p.n_claims == 2 && !strcmp(p.claims[1].figure, "atoms") && !p.claims[1].expr[0] &&
+          p.claims[1].informative, "a claim shown by a figure is informative, without expr");
+    /* the quick profile's out: replaces the file's; relative to the pipeline file */
+    char want[600];
+    snprintf(want, sizeof want, "%s", dir);
+    *strrchr(want, '/') = '\0';   /* ../reports/q from the file's folder */
+    strcat(want, "/reports/q");
+    CHECK(!strcmp(p.out_dir, want), "profile out: %s, want %s", p.out_dir, want);
     datm_error e2 = {0};
     CHECK(datm_pipeline_select(&p, "^m_10", &e2) == 2, "--only");
     CHECK(datm_pipeline_select(&p, "^avg$", &e2) == 4, "--only takes an ensemble's members");
     datm_pipeline_free(&p);
     rc = load("good.yaml", NULL, &p, &err);
     CHECK(rc == DATM_OK && p.runs[0].overrides.n == 2, "no profile: file and run overrides only");
+    snprintf(want, sizeof want, "%s/reports/all", dir);
+    CHECK(rc || !strcmp(p.out_dir, want), "the file's out: %s, want %s", p.out_dir, want);
+    if (!rc) datm_pipeline_free(&p);
+    rc = load("good.yaml", "paper", &p, &err);   /* a profile without out: keeps the file's */
+    CHECK(rc == DATM_OK && !strcmp(p.out_dir, want), "paper profile out: %s", p.out_dir);
+    if (!rc) datm_pipeline_free(&p);
+    put("noout.yaml", "runs: [{id: a, spec: s.yaml}]\n");
+    rc = load("noout.yaml", NULL, &p, &err);
+    CHECK(rc == DATM_OK && !strcmp(p.out_dir, "results/noout"), "default out: %s", p.out_dir);
     if (!rc) datm_pipeline_free(&p);
 }
 
@@ -180,7 +206,8 @@ static void test_errors(void)
                  "{d} is not an axis", NULL);
     /* P13 a figure of an unknown kind */
     expect_error("p13.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n  f: {kind: pie}\n", NULL,
-                 "p13.yaml:3:13:", "figures.f", "'pie' is not curves, bars or hierarchy", NULL);
+                 "p13.yaml:3:13:", "figures.f", "'pie' is not curves, bars, hierarchy or atoms",
+                 NULL);
     /* P14 a reference to an unknown run id, with a did-you-mean */
     expect_error("p14.yaml", "runs: [{id: whai_128, spec: s.yaml}]\nreferences:\n"
                  "  paper: {whai_12: {perplexity: 1}}\n", NULL, "p14.yaml:3:11:",
@@ -212,6 +239,32 @@ static void test_errors(void)
     expect_error("p22.yaml", "runs: [{id: a, spec: s.yaml}]\nreferences:\n  base: {a: {ppl: 5}}\n"
                  "claims:\n  c:\n    text: t\n    expr: \"a.ppl < a.pll@base\"\n", NULL,
                  "p22.yaml:", "claims.c", "references.base has no figure a.pll", NULL);
+    /* P23 a profile's out: that is empty */
+    expect_error("p23.yaml", "profiles:\n  paper: {out: \"\"}\nruns: [{id: a, spec: s.yaml}]\n",
+                 NULL, "p23.yaml:2:", "profiles.paper.out", "the report's folder", NULL);
+    /* P24 a profile's out: that is a list, in a profile not chosen */
+    expect_error("p24.yaml", "profiles:\n  quick: {}\n  paper:\n    out: [a, b]\n"
+                 "runs: [{id: a, spec: s.yaml}]\n", "quick", "p24.yaml:4:10:", "profiles.paper.out",
+                 "expected a single value", NULL);
+    /* P25 the top-level out: empty */
+    expect_error("p25.yaml", "out: ''\nruns: [{id: a, spec: s.yaml}]\n", NULL, "p25.yaml:1:",
+                 "out: give the report's folder", NULL);
+    /* P26 a claim shown by a figure that does not exist, with a did-you-mean */
+    expect_error("p26.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n  atoms: {kind: atoms}\n"
+                 "claims:\n  g:\n    text: t\n    figure: atom\n", NULL, "p26.yaml:6:5:",
+                 "claims.g.figure", "'atom' is not a figure", "did you mean 'atoms'", NULL);
+    /* P27 a claim with both figure and expr */
+    expect_error("p27.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n  atoms: {kind: atoms}\n"
+                 "claims:\n  g:\n    text: t\n    figure: atoms\n    expr: \"a.x > 0\"\n", NULL,
+                 "p27.yaml:8:", "claims.g", "'expr' with 'figure'", NULL);
+    /* P28 an atoms figure's top: out of range */
+    expect_error("p28.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n"
+                 "  atoms: {kind: atoms, top: 0}\n", NULL, "p28.yaml:3:", "figures.atoms",
+                 "top: '0'", "from 1 to 1024", NULL);
+    /* P29 links: on an atoms figure */
+    expect_error("p29.yaml", "runs: [{id: a, spec: s.yaml}]\nfigures:\n"
+                 "  atoms: {kind: atoms, links: 2}\n", NULL, "p29.yaml:3:", "figures.atoms",
+                 "links: '2'", "for kind: hierarchy only", NULL);
 }
 
 int main(void)

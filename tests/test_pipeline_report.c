@@ -473,7 +473,7 @@ static void check_report(const char *out)
     free(cm);
     char *cj = slurp2(out, "claims.json");
     CHECK(cj && strstr(cj, "\"summary\": {\"reproduced\": 4, \"not_reproduced\": 3, "
-                           "\"not_evaluable\": 2, \"strict_not_reproduced\": 2, "
+                           "\"not_evaluable\": 2, \"shown\": 0, \"strict_not_reproduced\": 2, "
                            "\"strict_not_evaluable\": 2}"), "claims.json summary: %s", S(cj));
     CHECK(cj && strstr(cj, "{\"axes\": {\"layers\": \"128-64\"}, \"verdict\": \"not evaluable\", "
                            "\"explanation\": \"wai_128-64.perplexity (missing) < 800: not "

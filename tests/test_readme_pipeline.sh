@@ -3,7 +3,7 @@
 # tests/test_readme_pipeline.sh: the example pipeline file of README.md (section Pipelines)
 # loads as written (runs, matrix, profiles, references, tables, figures, claims all valid),
 # and `--dry` lists its five runs with their cache keys, so the documented format cannot
-# drift from the parser.
+# drift from the parser; `status` under each profile names the profile's report folder.
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh readme_pipe
@@ -23,4 +23,11 @@ check "[ $rc = 0 ]" "it loads (exit $rc)"
 check "[ \$(grep -c 'would run' '$tmp/dry.txt') = 5 ]" "five runs would run"
 check "grep -q 'whai_64-32_s2 ' '$tmp/dry.txt' && grep -q 'train.epochs=5' '$tmp/dry.txt'" \
   "matrix ids expanded, the default profile applied"
+# a profile's out: is the folder of status (and run, report) under that profile
+DATM_DATA=$SRC/.cache/data "$datm" pipeline status pipelines/depth.yaml --profile full \
+  --cache "$tmp/c" > "$tmp/status.txt" 2>&1
+check "head -1 '$tmp/status.txt' | grep -q '; out results/depth/full\$'" "the full profile's out:"
+DATM_DATA=$SRC/.cache/data "$datm" pipeline status pipelines/depth.yaml --cache "$tmp/c" \
+  > "$tmp/status.txt" 2>&1
+check "head -1 '$tmp/status.txt' | grep -q '; out results/depth\$'" "the file's out: (quick)"
 exit $fail

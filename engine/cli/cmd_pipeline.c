@@ -17,7 +17,7 @@ static void help(FILE *f)
         "usage: datm pipeline run PIPE.yaml [--profile P] [-j N] [--threads T] [--only REGEX] [-o DIR]\n"
         "                         [--cache DIR] [--dry] [--force] [--strict] [--quiet]\n"
         "                         [--plugin PATH.so]\n"
-        "       datm pipeline status PIPE.yaml [--profile P]\n"
+        "       datm pipeline status PIPE.yaml [--profile P] [-o DIR]\n"
         "       datm pipeline report PIPE.yaml [--profile P] [-o DIR] [--strict]\n\n"
         "A pipeline file lists runs (single specs with overrides, or a matrix of axes), named\n"
         "profiles of overrides, and the tables, figures and claims made from the runs\n"
@@ -27,27 +27,30 @@ static void help(FILE *f)
         "never rerun; an interrupted one resumes from its checkpoint.\n\n"
         "run       runs what is not cached (independent runs at once within the core budget,\n"
         "          each logging to OUT/logs/<id>.log), links each run as OUT/runs/<id>, then\n"
-        "          writes the report into OUT (the file's out:, default results/<name>).\n"
+        "          writes the report into OUT (the profile's out:, else the file's out:,\n"
+        "          else results/<name>).\n"
         "          Killed or interrupted, it stops every run at a checkpoint; run it again to\n"
         "          continue.\n"
         "status    one line per run: pending, done, cached, running, failed, resumable or\n"
-        "          partial, with its cache key and directory.\n"
+        "          partial, with its cache key and directory (done: linked from OUT/runs).\n"
         "report    (re)writes the report from the runs as they are (unfinished ones show as\n"
         "          missing): REPORT.md (runs, tables, figures, claims with their numbers),\n"
         "          runs.csv (one row per run with every metric), tables/ID.{md,csv,json},\n"
-        "          figures/ID.{png,svg,dat,gp} and claims.{md,json}.\n\n"
-        "--profile P   the profile's overrides (default: the file's default_profile)\n"
+        "          figures/ID.{png,svg,dat,gp} and claims.{md,json}. Only those files change:\n"
+        "          another report may live in a folder inside OUT.\n\n"
+        "--profile P   the profile's overrides and out: (default: the file's default_profile)\n"
         "-j N          core budget (default 1); runs at once = N / threads\n"
         "--threads T   threads per run (default: the file's threads:, else 1)\n"
         "--only REGEX  only the runs whose id matches (and the members of chosen ensembles)\n"
-        "--dry         print what would run and the cache keys; run nothing\n"        "--plugin P    load a plugin's model variants (also DATM_PLUGIN_PATH; the runs load\n"
+        "--dry         print what would run and the cache keys; run nothing\n"
+        "--plugin P    load a plugin's model variants (also DATM_PLUGIN_PATH; the runs load\n"
         "              them too; a plugin's content is part of its runs' cache keys)\n"
         "--force       rerun cached runs too (each old result is kept until its new one is\n"
         "              COMPLETED)\n"
         "--strict      exit 3 when a claim (not marked informative) is not reproduced or\n"
         "              cannot be evaluated\n"
-        "-o DIR        the output folder: report, runs/ links, logs/ (default: the file's\n"
-        "              out:, else results/<name>)\n"
+        "-o DIR        the output folder: report, runs/ links, logs/ (default: the profile's\n"
+        "              out:, else the file's out:, else results/<name>)\n"
         "--cache DIR   the run cache (default: the file's cache:, else $DATM_CACHE, else\n"
         "              .cache/runs)\n\n"
         "Exit: 0 every run completed (and, with --strict, every claim reproduced); 1 a run\n"
@@ -139,6 +142,7 @@ static int write_report(const datm_pipeline *p, const datm_pipe_state *st, const
         printf("; claims: %d reproduced, %d not reproduced, %d not evaluable",
                sum.n[DATM_CLAIM_REPRODUCED], sum.n[DATM_CLAIM_NOT_REPRODUCED],
                sum.n[DATM_CLAIM_NOT_EVALUABLE]);
+    if (sum.n[DATM_CLAIM_SHOWN]) printf(", %d shown (judged by eye)", sum.n[DATM_CLAIM_SHOWN]);
     printf("\n");
     if (a->strict && (sum.n_strict_not_reproduced || sum.n_strict_not_evaluable)) {
         fprintf(stderr, "datm pipeline: --strict: %d claim(s) not reproduced, %d not evaluable "
@@ -151,8 +155,8 @@ static int write_report(const datm_pipeline *p, const datm_pipe_state *st, const
 static int cmd_status(const datm_pipeline *p, const datm_pipe_state *st)
 {
     int counts[DATM_PIPE_STATUS_COUNT_] = {0};
-    printf("# pipeline %s%s%s: %d runs; cache %s\n", p->name, p->profile[0] ? ", profile " : "",
-           p->profile, p->n_runs, p->cache_dir);
+    printf("# pipeline %s%s%s: %d runs; cache %s; out %s\n", p->name,
+           p->profile[0] ? ", profile " : "", p->profile, p->n_runs, p->cache_dir, p->out_dir);
     for (int i = 0; i < p->n_runs; i++) {
         const datm_pipe_state *s = &st[i];
         counts[s->status]++;

@@ -575,13 +575,35 @@ static void parse_matrix(pipe_ctx *c, const datm_ynode *n)
 
 /* ---- profiles ---- */
 
+/* map.out (path: the key's parent, "" at the top level) as a folder relative to the
+ * pipeline file, into dst; 1 when present. An empty path would put the report beside the
+ * pipeline file (or overwrite another pipeline's), so it is an error. */
+static int parse_out(pipe_ctx *c, const datm_ynode *map, const char *path, char *dst,
+                     size_t size)
+{
+    char tmp[1024];
+    if (!pipe_scalar(c, map, "out", path, tmp, sizeof tmp, 0)) return 0;
+    if (!tmp[0]) {
+        char full[200];
+        snprintf(full, sizeof full, "%s%sout", path, path[0] ? "." : "");
+        pipe_error(c, datm_ytree_get(map, "out", NULL), full, "give the report's folder, "
+                   "relative to this file (e.g. ../results/NAME)");
+        return 0;
+    }
+    spec_path(c->p, tmp, dst, size);
+    return 1;
+}
+
+/* Profiles: each {description:, overrides: [...], out: FOLDER}. The chosen one's overrides
+ * go into prof_ov and its out: (when given) replaces the file's, so that two profiles of one
+ * pipeline keep their reports (and runs/ links) apart. */
 static void parse_profiles(pipe_ctx *c, const datm_ynode *n, const char *chosen,
                            datm_strlist *prof_ov)
 {
     datm_pipeline *p = c->p;
     datm_error e = {0};
     if (n && pipe_is_map(c, n, "profiles", "profiles: {NAME: {overrides: [...]}}")) {
-        static const char *const keys[] = {"description", "overrides", NULL};
+        static const char *const keys[] = {"description", "overrides", "out", NULL};
         for (int i = 0; i < n->n; i++) {
             if (datm_strlist_push(&p->profiles, n->keys[i], &e)) c->fatal = 1;
             char path[128];
@@ -590,7 +612,11 @@ static void parse_profiles(pipe_ctx *c, const datm_ynode *n, const char *chosen,
             if (pm->kind == DATM_Y_SCALAR && pm->text[0] == '\0') continue;   /* "paper:" */
             if (!pipe_is_map(c, pm, path, "a profile {description:, overrides: [...]}")) continue;
             pipe_check_keys(c, pm, path, keys);
-            if (chosen && !strcmp(chosen, n->keys[i])) pipe_list(c, pm, "overrides", path, prof_ov);
+            const int is_chosen = chosen && !strcmp(chosen, n->keys[i]);
+            if (is_chosen) pipe_list(c, pm, "overrides", path, prof_ov);
+            char out[sizeof p->out_dir];
+            if (parse_out(c, pm, path, out, sizeof out) && is_chosen)
+                snprintf(p->out_dir, sizeof p->out_dir, "%s", out);
         }
     }
     if (chosen && chosen[0]) {
@@ -707,9 +733,7 @@ static void parse_top(pipe_ctx *c, const datm_ynode *root, const char *profile,
     char tmp[1024];
     if (pipe_scalar(c, root, "cache", "", tmp, sizeof tmp, 0)) spec_path(p, tmp, p->cache_dir,
                                                                        sizeof p->cache_dir);
-    if (pipe_scalar(c, root, "out", "", tmp, sizeof tmp, 0))
-        spec_path(p, tmp, p->out_dir, sizeof p->out_dir);
-    else
+    if (!parse_out(c, root, "", p->out_dir, sizeof p->out_dir))   /* a profile may replace it */
         snprintf(p->out_dir, sizeof p->out_dir, "results/%s", p->name);
     p->threads = (int)pipe_number(c, root, "threads", "", 1, 1, 1024);
 

@@ -17,7 +17,9 @@
  *   default_profile: quick           # profile used without --profile (default: none)
  *   profiles:
  *     quick: {description: ..., overrides: [...]}
- *     paper: {description: ..., overrides: []}
+ *     paper: {description: ..., overrides: [], out: ../results/paper/paper-budget}
+ *                                    # a profile's out: (relative to this file) replaces the
+ *                                    #   file's, so that profiles keep their reports apart
  *   runs:                            # single runs
  *     - id: whai
  *       spec: ../experiments/brown/whai.yaml   # relative to this file
@@ -121,7 +123,9 @@ typedef struct datm_pipe_table {
 typedef enum {
     DATM_PIPE_FIG_CURVES = 0,   /* one line per run: /curves (or another group) column y vs x */
     DATM_PIPE_FIG_BARS,         /* grouped bars of a metric: categories x series */
-    DATM_PIPE_FIG_HIERARCHY     /* the topic tree of one run (text): top topics, children */
+    DATM_PIPE_FIG_HIERARCHY,    /* the topic tree of one run (text): top topics, children */
+    DATM_PIPE_FIG_ATOMS         /* one run's topics of each layer projected to pixels, as
+                                   image grids (pixel vocabularies p_<row>_<col> only) */
 } datm_pipe_fig_kind;
 
 typedef struct datm_pipe_figure {
@@ -136,17 +140,22 @@ typedef struct datm_pipe_figure {
     char series[256];     /* legend template (default "{id}"; BARS: one bar per series) */
     char xlabel[128], ylabel[128];
     int  logx, logy;
-    int  top, links, words;   /* HIERARCHY: top-layer topics, children per topic, words */
+    int  top, links, words;   /* HIERARCHY: top-layer topics, children per topic, words;
+                                 ATOMS: top = atoms per layer, the most used first */
     char where[600];
 } datm_pipe_figure;
 
 /* A claim: a boolean expression over run metrics (expr.c), for every combination of the
  * values of the `forall` axes (or at least one, `exists`), with a tolerance that loosens
- * every comparison in the claim's favour by rel_tol * |right side| + abs_tol. */
+ * every comparison in the claim's favour by rel_tol * |right side| + abs_tol.
+ * Or a claim no number decides (`figure: ID` instead of expr): it points at a figure of the
+ * pipeline that a person judges, is reported "shown; judged by eye" once the figure is
+ * drawn (never "reproduced"), and is always informative. */
 typedef struct datm_pipe_claim {
     char id[64];
     char text[512];            /* the claim in words */
     char expr[1024];           /* e.g. "whai_{layers}.perplexity <= wai_{layers}.perplexity" */
+    char figure[64];           /* non-empty: the figure that shows it (no expr, no axes) */
     int  n_axes;
     char axis[DATM_PIPE_MAX_AXES][64];
     datm_strlist axis_values[DATM_PIPE_MAX_AXES];

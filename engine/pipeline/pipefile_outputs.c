@@ -208,8 +208,9 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
     if (!strcmp(kind, "curves")) f->kind = DATM_PIPE_FIG_CURVES;
     else if (!strcmp(kind, "bars")) f->kind = DATM_PIPE_FIG_BARS;
     else if (!strcmp(kind, "hierarchy")) f->kind = DATM_PIPE_FIG_HIERARCHY;
-    else pipe_error(c, datm_ytree_get(m, "kind", NULL), path, "kind: '%s' is not curves, bars "
-                    "or hierarchy", kind);
+    else if (!strcmp(kind, "atoms")) f->kind = DATM_PIPE_FIG_ATOMS;
+    else pipe_error(c, datm_ytree_get(m, "kind", NULL), path, "kind: '%s' is not curves, bars, "
+                    "hierarchy or atoms", kind);
     if (!pipe_scalar(c, m, "title", path, f->title, sizeof f->title, 0))
         snprintf(f->title, sizeof f->title, "%s", id);
     parse_select(c, m, path, &f->select);
@@ -226,7 +227,9 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
     pipe_scalar(c, m, "series", path, f->series, sizeof f->series, 0);
     pipe_scalar(c, m, "xlabel", path, f->xlabel, sizeof f->xlabel, 0);
     pipe_scalar(c, m, "ylabel", path, f->ylabel, sizeof f->ylabel, 0);
-    f->top = 3;
+    /* atoms: 64 tiles of a layer fill a readable 8 x 8 grid; more is allowed for a closer look */
+    const int atoms = f->kind == DATM_PIPE_FIG_ATOMS;
+    f->top = atoms ? 64 : 3;
     f->links = 3;
     f->words = 8;
     const char *const counts[] = {"top", "links", "words"};
@@ -236,10 +239,18 @@ static void parse_figure(pipe_ctx *c, const char *id, const datm_ynode *m, const
         if (!pipe_scalar(c, m, counts[q], path, v, sizeof v, 0)) continue;
         char *end;
         long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 100 || f->kind != DATM_PIPE_FIG_HIERARCHY)
+        if (q == 0 && atoms) {
+            if (*end || n < 1 || n > 1024)
+                pipe_error(c, datm_ytree_get(m, "top", NULL), path, "top: '%s': the number of "
+                           "atoms per layer, from 1 to 1024", v);
+            else f->top = (int)n;
+        } else if (*end || n < 1 || n > 100 || f->kind != DATM_PIPE_FIG_HIERARCHY) {
             pipe_error(c, datm_ytree_get(m, counts[q], NULL), path, "%s: '%s': a count from 1 "
-                       "to 100, for kind: hierarchy only", counts[q], v);
-        else *count_of[q] = (int)n;
+                       "to 100, for kind: hierarchy%s", counts[q], v,
+                       q == 0 ? " (or atoms, up to 1024)" : " only");
+        } else {
+            *count_of[q] = (int)n;
+        }
     }
     f->logx = pipe_bool(c, m, "logx", path, 0);
     f->logy = pipe_bool(c, m, "logy", path, 0);
@@ -330,8 +341,8 @@ static void parse_quantifier(pipe_ctx *c, const datm_ynode *q, const char *path,
 
 static void parse_claim(pipe_ctx *c, const char *id, const datm_ynode *m, const char *path)
 {
-    static const char *const keys[] = {"text", "expr", "forall", "exists", "rel_tol", "abs_tol",
-                                       "informative", NULL};
+    static const char *const keys[] = {"text", "expr", "figure", "forall", "exists", "rel_tol",
+                                       "abs_tol", "informative", NULL};
     if (!pipe_is_map(c, m, path, "a claim {text:, expr:, forall:, ...}")) return;
     pipe_check_keys(c, m, path, keys);
     datm_pipeline *p = c->p;
@@ -340,6 +351,20 @@ static void parse_claim(pipe_ctx *c, const char *id, const datm_ynode *m, const 
     snprintf(cl->id, sizeof cl->id, "%s", id);
     datm_ytree_where(m, cl->where, sizeof cl->where);
     pipe_scalar(c, m, "text", path, cl->text, sizeof cl->text, 1);
+    if (pipe_scalar(c, m, "figure", path, cl->figure, sizeof cl->figure, 0)) {
+        /* judged by eye: nothing to evaluate, quantify or loosen, and never a --strict gate */
+        static const char *const numeric[] = {"expr", "forall", "exists", "rel_tol", "abs_tol"};
+        for (size_t k = 0; k < DATM_COUNTOF(numeric); k++)
+            if (datm_ytree_get(m, numeric[k], NULL))
+                pipe_error(c, datm_ytree_get(m, numeric[k], NULL), path, "'%s' with 'figure': a "
+                           "claim is either decided by an expr or shown by a figure a person "
+                           "judges", numeric[k]);
+        if (!cl->figure[0])
+            pipe_error(c, datm_ytree_get(m, "figure", NULL), path, "figure: give the id of a "
+                       "figure under figures:");
+        cl->informative = 1;
+        return;
+    }
     pipe_scalar(c, m, "expr", path, cl->expr, sizeof cl->expr, 1);
     const datm_ynode *fa = datm_ytree_get(m, "forall", NULL);
     const datm_ynode *ex = datm_ytree_get(m, "exists", NULL);

@@ -102,10 +102,14 @@ static void write_header(const rep_ctx *c, const datm_claims_summary *sum, FILE 
         if (n) { fprintf(md, "%s%d %s", sep, n, shown[k]); sep = ", "; }
     }
     fputs(")\n", md);
-    if (p->n_claims)
-        fprintf(md, "- claims: %d reproduced, %d not reproduced, %d not evaluable\n",
+    if (p->n_claims) {
+        fprintf(md, "- claims: %d reproduced, %d not reproduced, %d not evaluable",
                 sum->n[DATM_CLAIM_REPRODUCED], sum->n[DATM_CLAIM_NOT_REPRODUCED],
                 sum->n[DATM_CLAIM_NOT_EVALUABLE]);
+        if (sum->n[DATM_CLAIM_SHOWN])
+            fprintf(md, ", %d shown (judged by eye)", sum->n[DATM_CLAIM_SHOWN]);
+        fputc('\n', md);
+    }
     fputs("\nEvery file here is made from the runs alone by `datm pipeline report`; run it again "
           "at any time.\n\n", md);
 }
@@ -224,16 +228,29 @@ int datm_pipeline_report(const datm_pipeline *p, const datm_pipe_state *st, cons
     int rc = rep_mkdir(out_dir, err);
     if (rc) return rc;
     c.runs = calloc((size_t)p->n_runs + 1, sizeof *c.runs);
-    if (!c.runs) return datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    c.fig_made = calloc((size_t)p->n_figures + 1, sizeof *c.fig_made);
+    if (!c.runs || !c.fig_made) {
+        free(c.runs);
+        free(c.fig_made);
+        return datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    }
     load_runs(&c, st);
+    /* the figures first (their section held in memory): a claim that a figure shows is
+     * judged on whether it was drawn, and the claims' tally heads REPORT.md */
+    char *figs = NULL;
+    size_t figs_n = 0;
+    FILE *fm = open_memstream(&figs, &figs_n);
+    if (!fm) rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    if (!rc) rc = rep_figures(&c, fm, err);
+    if (fm && fclose(fm) != 0 && !rc) rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
     rep_claim *claims = NULL;
-    rc = rep_claims_eval(&c, &claims, sum, err);
+    if (!rc) rc = rep_claims_eval(&c, &claims, sum, err);
     FILE *md = rc ? NULL : rep_open(&c, "REPORT.md", err);
     if (md) {
         write_header(&c, sum, md);
         write_runs_md(&c, md);
         rc = rep_tables(&c, md, err);
-        if (!rc) rc = rep_figures(&c, md, err);
+        if (!rc && figs_n) fwrite(figs, 1, figs_n, md);
         if (!rc) rc = rep_claims_write(&c, claims, sum, md, err);
         if (!rc) {
             rc = rep_close(&c, md, "REPORT.md", err);
@@ -249,5 +266,7 @@ int datm_pipeline_report(const datm_pipeline *p, const datm_pipe_state *st, cons
     if (!rc) rc = write_runs_csv(&c, err);
     rep_claims_free(claims, p->n_claims);
     free_runs(&c);
+    free(c.fig_made);
+    free(figs);
     return rc;
 }

@@ -7,7 +7,8 @@
  *   runs.csv             one row per run: id, status, key, dir, spec, overrides, its labels
  *                        and every /metrics value (the union over runs, by name)
  *   tables/ID.{md,csv,json}   per the table's formats (see datm_pipe_table)
- *   figures/ID.{dat,gp,png,svg}   through engine/io/figures.h
+ *   figures/ID.{dat,gp,png,svg}   through engine/io/figures.h (an atoms figure:
+ *                        figures/ID_layerL.* per layer; a hierarchy: figures/ID.md)
  *   claims.md, claims.json
  *
  * Values: a run counts as finished when its state is DONE or CACHED (its result COMPLETED);
@@ -29,11 +30,13 @@
  * bars form one series named after the metric.
  *
  * Determinism: the same runs give byte-identical files, except timing values (train_s,
- * test_s_per_doc, wall-time curves) and the images gnuplot renders. No timestamps; paths
- * are relative: specs to the pipeline file's folder, everything else to OUT_DIR. Every file
- * is written to NAME.tmp and renamed when complete; the figures of an ID are removed first
- * so that a figure without data leaves no stale image. Numbers use the C locale (the CLI
- * sets it). */
+ * test_s_per_doc, wall-time curves); the PNG and SVG images too, with one gnuplot (it
+ * writes no date into them). No timestamps; paths are relative: specs to the pipeline
+ * file's folder, everything else to OUT_DIR. Every file is written to NAME.tmp and renamed
+ * when complete; the figures of an ID are removed first so that a figure without data
+ * leaves no stale image. Nothing else in OUT_DIR is removed or changed, so another report
+ * may live in a folder inside it (a pipeline's profiles with their own out:). Numbers use
+ * the C locale (the CLI sets it). */
 #ifndef DATM_REPORT_H
 #define DATM_REPORT_H
 
@@ -43,10 +46,12 @@ typedef enum {
     DATM_CLAIM_REPRODUCED = 0,
     DATM_CLAIM_NOT_REPRODUCED,
     DATM_CLAIM_NOT_EVALUABLE,
+    DATM_CLAIM_SHOWN,          /* a claim a figure shows (claims.ID.figure): drawn, for a
+                                  person to judge; no number decides it */
     DATM_CLAIM_VERDICT_COUNT_
 } datm_claim_verdict;
 
-/* "reproduced", "not reproduced", "not evaluable". */
+/* "reproduced", "not reproduced", "not evaluable", "shown; judged by eye". */
 const char *datm_claim_verdict_name(datm_claim_verdict v);
 
 typedef struct datm_claims_summary {

@@ -5,6 +5,8 @@
  *           others are not evaluable); else not evaluable.
  *   exists: reproduced when one instance holds; not reproduced when every one fails; else
  *           not evaluable.
+ * A claim shown by a figure (claims.ID.figure) has one instance: "shown; judged by eye" when
+ * the figure was drawn, else not evaluable.
  * Written into REPORT.md (a table), claims.md and claims.json. */
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ const char *datm_claim_verdict_name(datm_claim_verdict v)
         [DATM_CLAIM_REPRODUCED] = "reproduced",
         [DATM_CLAIM_NOT_REPRODUCED] = "not reproduced",
         [DATM_CLAIM_NOT_EVALUABLE] = "not evaluable",
+        [DATM_CLAIM_SHOWN] = "shown; judged by eye",
     };
     _Static_assert(DATM_COUNTOF(names) == DATM_CLAIM_VERDICT_COUNT_, "one name per verdict");
     return (int)v >= 0 && v < DATM_CLAIM_VERDICT_COUNT_ ? names[v] : "?";
@@ -90,8 +93,33 @@ static const datm_pipe_ref *ref_figure(const datm_pipeline *p, const char *run,
     return datm_pipeline_ref(p, at + 1, run, metric);
 }
 
+/* Index of figure `id` of p, or -1. */
+static int find_figure(const datm_pipeline *p, const char *id)
+{
+    for (int k = 0; k < p->n_figures; k++)
+        if (!strcmp(p->figures[k].id, id)) return k;
+    return -1;
+}
+
+/* A claim shown by a figure names one of the pipeline's figures. */
+static int figure_claim_check(const datm_pipeline *p, const datm_pipe_claim *cl,
+                              datm_error *err)
+{
+    if (find_figure(p, cl->figure) >= 0) return DATM_OK;
+    const char **cand = malloc(((size_t)p->n_figures + 1) * sizeof *cand);
+    if (!cand) return datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    for (int k = 0; k < p->n_figures; k++) cand[k] = p->figures[k].id;
+    const char *near = datm_closest_name(cl->figure, cand, p->n_figures);
+    datm_error_set(err, DATM_E_INVALID, "%s: claims.%s.figure: '%s' is not a figure of this "
+                   "pipeline%s%s%s", cl->where, cl->id, cl->figure, near ? " (did you mean '" : "",
+                   near ? near : "", near ? "'?)" : "");
+    free(cand);
+    return DATM_E_INVALID;
+}
+
 int datm_pipe_claim_check(const datm_pipeline *p, const datm_pipe_claim *cl, datm_error *err)
 {
+    if (cl->figure[0]) return figure_claim_check(p, cl, err);
     const long n = n_instances(cl);
     if (n > MAX_INSTANCES)
         return datm_error_set(err, DATM_E_INVALID, "%s: claims.%s: more than %d instances",
@@ -165,8 +193,30 @@ static datm_claim_verdict aggregate(const datm_pipe_claim *cl, const int *v, int
     return n && n_true == n ? DATM_CLAIM_REPRODUCED : DATM_CLAIM_NOT_EVALUABLE;
 }
 
+/* A claim shown by a figure: whether the figure was drawn, nothing more. */
+static int eval_figure_claim(const rep_ctx *c, const datm_pipe_claim *cl, rep_claim *r,
+                             datm_error *err)
+{
+    const int k = find_figure(c->p, cl->figure);
+    const int made = k >= 0 && c->fig_made[k];
+    r->idx = calloc(1, sizeof *r->idx);
+    r->explain = calloc(1, sizeof *r->explain);
+    r->inst_verdict = calloc(1, sizeof *r->inst_verdict);
+    if (r->idx && r->explain) r->explain[0] = malloc(EXPLAIN_SIZE);
+    if (!r->idx || !r->explain || !r->inst_verdict || !r->explain[0])
+        return datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    snprintf(r->explain[0], EXPLAIN_SIZE, made ? "figure %s (Figures: %s): shown, for a person "
+             "to judge; no number decides it" : "figure %s (Figures: %s): not drawn (see there "
+             "why): not evaluable", cl->figure, k >= 0 ? c->p->figures[k].title : "?");
+    r->n_inst = 1;
+    r->inst_verdict[0] = made ? DATM_EXPR_TRUE : DATM_EXPR_NOT_EVALUABLE;
+    r->verdict = made ? DATM_CLAIM_SHOWN : DATM_CLAIM_NOT_EVALUABLE;
+    return DATM_OK;
+}
+
 static int eval_claim(const rep_ctx *c, const datm_pipe_claim *cl, rep_claim *r, datm_error *err)
 {
+    if (cl->figure[0]) return eval_figure_claim(c, cl, r, err);
     const long n = n_instances(cl);
     if (n > MAX_INSTANCES)
         return datm_error_set(err, DATM_E_INVALID, "%s: claims.%s: more than %d instances",
@@ -255,9 +305,18 @@ static void quantifier(FILE *f, const datm_pipe_claim *cl)
 
 static void summary_line(FILE *f, const datm_pipeline *p, const datm_claims_summary *s)
 {
-    fprintf(f, "%d claim%s: %d reproduced, %d not reproduced, %d not evaluable.", p->n_claims,
+    fprintf(f, "%d claim%s: %d reproduced, %d not reproduced, %d not evaluable", p->n_claims,
             p->n_claims == 1 ? "" : "s", s->n[DATM_CLAIM_REPRODUCED],
             s->n[DATM_CLAIM_NOT_REPRODUCED], s->n[DATM_CLAIM_NOT_EVALUABLE]);
+    if (s->n[DATM_CLAIM_SHOWN]) fprintf(f, ", %d shown (judged by eye)", s->n[DATM_CLAIM_SHOWN]);
+    fputc('.', f);
+}
+
+/* Verdicts that call for a reader's attention are bold: every one but reproduced and
+ * shown. */
+static int bold_verdict(datm_claim_verdict v)
+{
+    return v != DATM_CLAIM_REPRODUCED && v != DATM_CLAIM_SHOWN;
 }
 
 static void write_report_section(const rep_ctx *c, const rep_claim *r,
@@ -276,9 +335,8 @@ static void write_report_section(const rep_ctx *c, const rep_claim *r,
         fputs(" | ", md);
         rep_md_text(md, cl->text);
         if (cl->informative) fputs(" (informative)", md);
-        fprintf(md, " | %s%s%s | ", r[k].verdict == DATM_CLAIM_REPRODUCED ? "" : "**",
-                datm_claim_verdict_name(r[k].verdict),
-                r[k].verdict == DATM_CLAIM_REPRODUCED ? "" : "**");
+        fprintf(md, " | %s%s%s | ", bold_verdict(r[k].verdict) ? "**" : "",
+                datm_claim_verdict_name(r[k].verdict), bold_verdict(r[k].verdict) ? "**" : "");
         if (!r[k].n_inst) fputs("no instance (an axis without values)", md);
         for (int i = 0; i < r[k].n_inst; i++) {
             instance_line(cl, &r[k], i, line, sizeof line);
@@ -304,7 +362,8 @@ static void write_claims_md(const rep_ctx *c, const rep_claim *r, const datm_cla
         const datm_pipe_claim *cl = &p->claims[k];
         fprintf(f, "\n## %s: %s\n\n", cl->id, datm_claim_verdict_name(r[k].verdict));
         if (cl->text[0]) fprintf(f, "%s\n\n", cl->text);
-        fprintf(f, "- expression: `%s`\n", cl->expr);
+        if (cl->figure[0]) fprintf(f, "- shown by: figure `%s` (a person judges it)\n", cl->figure);
+        else fprintf(f, "- expression: `%s`\n", cl->expr);
         if (cl->n_axes) {
             fputs("- ", f);
             quantifier(f, cl);
@@ -337,11 +396,11 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
     fputs("{\n  \"pipeline\": ", f);
     datm_json_string(f, p->name);
     fprintf(f, ",\n  \"summary\": {\"reproduced\": %d, \"not_reproduced\": %d, "
-               "\"not_evaluable\": %d, \"strict_not_reproduced\": %d, "
+               "\"not_evaluable\": %d, \"shown\": %d, \"strict_not_reproduced\": %d, "
                "\"strict_not_evaluable\": %d},\n  \"claims\": [",
             sum->n[DATM_CLAIM_REPRODUCED], sum->n[DATM_CLAIM_NOT_REPRODUCED],
-            sum->n[DATM_CLAIM_NOT_EVALUABLE], sum->n_strict_not_reproduced,
-            sum->n_strict_not_evaluable);
+            sum->n[DATM_CLAIM_NOT_EVALUABLE], sum->n[DATM_CLAIM_SHOWN],
+            sum->n_strict_not_reproduced, sum->n_strict_not_evaluable);
     for (int k = 0; k < p->n_claims; k++) {
         const datm_pipe_claim *cl = &p->claims[k];
         fputs(k ? ",\n    {\"id\": " : "\n    {\"id\": ", f);
@@ -349,7 +408,11 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
         fputs(", \"text\": ", f);
         datm_json_string(f, cl->text);
         fputs(", \"expr\": ", f);
-        datm_json_string(f, cl->expr);
+        if (cl->figure[0]) fputs("null", f);
+        else datm_json_string(f, cl->expr);
+        fputs(", \"figure\": ", f);
+        if (cl->figure[0]) datm_json_string(f, cl->figure);
+        else fputs("null", f);
         fprintf(f, ", \"quantifier\": \"%s\", \"axes\": {", cl->exists ? "exists" : "forall");
         for (int x = 0; x < cl->n_axes; x++) {
             if (x) fputs(", ", f);
@@ -377,7 +440,8 @@ static void write_claims_json(const rep_ctx *c, const rep_claim *r,
                 datm_json_string(f, cl->axis_values[x].v[idx[x]]);
             }
             fputs("}, \"verdict\": ", f);
-            datm_json_string(f, datm_expr_verdict_name((datm_expr_verdict)r[k].inst_verdict[i]));
+            datm_json_string(f, cl->figure[0] ? datm_claim_verdict_name(r[k].verdict)
+                                : datm_expr_verdict_name((datm_expr_verdict)r[k].inst_verdict[i]));
             fputs(", \"explanation\": ", f);
             datm_json_string(f, r[k].explain[i]);
             fputc('}', f);

@@ -27,13 +27,26 @@ static void note_skip(fig_out *o, const char *id, const char *why)
     snprintf(o->skipped + n, sizeof o->skipped - n, "%s%s (%s)", n ? ", " : "", id, why);
 }
 
-static void remove_old(const char *dir, const char *id)
+static void remove_name(const char *dir, const char *name)
 {
     static const char *const ext[] = {"dat", "gp", "png", "svg", "gnuplot.log", "md"};
     for (size_t k = 0; k < DATM_COUNTOF(ext); k++) {
         char path[1400];
-        snprintf(path, sizeof path, "%s/%s.%s", dir, id, ext[k]);
+        snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[k]);
         remove(path);
+    }
+}
+
+/* The files of figure f from an earlier report, so that a figure without data now (or an
+ * atoms figure of a shallower run) leaves nothing stale. Only f's own names: the folder
+ * may hold other figures and other reports' files. */
+static void remove_old(const char *dir, const datm_pipe_figure *f)
+{
+    remove_name(dir, f->id);
+    for (int l = 1; f->kind == DATM_PIPE_FIG_ATOMS && l <= DATM_MAX_LAYERS; l++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s_layer%d", f->id, l);
+        remove_name(dir, name);
     }
 }
 
@@ -207,15 +220,21 @@ int rep_figures(const rep_ctx *c, FILE *md, datm_error *err)
     for (int k = 0; k < p->n_figures && !rc; k++) {
         const datm_pipe_figure *f = &p->figures[k];
         fig_out o = {0};
-        remove_old(dir, f->id);
+        remove_old(dir, f);
+        c->fig_made[k] = 0;
         if (f->kind == DATM_PIPE_FIG_HIERARCHY) {
-            rc = rep_hierarchy(c, f, dir, md, err);
+            rc = rep_hierarchy(c, f, dir, md, &c->fig_made[k], err);
+            continue;
+        }
+        if (f->kind == DATM_PIPE_FIG_ATOMS) {
+            rc = rep_atoms(c, f, dir, md, &c->fig_made[k], err);
             continue;
         }
         rc = f->kind == DATM_PIPE_FIG_BARS ? fig_bars(c, f, dir, &o, err)
                                             : fig_curves(c, f, dir, &o, err);
         if (!rc && !o.made) datm_warn("figure %s: %s", f->id, o.why);
         if (!rc) write_md(md, f, &o);
+        c->fig_made[k] = o.made;
     }
     fputc('\n', md);
     return rc;

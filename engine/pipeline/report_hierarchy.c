@@ -50,8 +50,9 @@ static int by_usage(const void *a, const void *b)
 }
 
 int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
-                  datm_error *err)
+                  int *made, datm_error *err)
 {
+    *made = 0;
     fputs("\n### ", md);
     rep_md_text(md, f->title);
     fputs("\n\n", md);
@@ -107,6 +108,7 @@ int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, 
     }
     free(ord);
     if (out && fclose(out) != 0 && !rc) rc = datm_error_set(err, DATM_E_IO, "%s: write failed", path);
+    *made = !rc;
     if (!rc)
         fprintf(md, "Run %s: the %d most used topics of layer %d, each with its %d strongest "
                     "children per layer (Phi weight in brackets); also in "

@@ -22,6 +22,8 @@ typedef struct rep_ctx {
     const datm_pipeline *p;
     rep_run    *runs;          /* (p->n_runs) */
     const char *out;           /* the report directory */
+    int        *fig_made;      /* (p->n_figures) 1 when the figure was drawn (rep_figures);
+                                  the claims a figure shows read it */
 } rep_ctx;
 
 /* A value to print: missing, a number (with its display format), or a text. */
@@ -65,11 +67,17 @@ int   rep_close(const rep_ctx *c, FILE *f, const char *rel, datm_error *err);
 int rep_tables(const rep_ctx *c, FILE *md, datm_error *err);
 
 /* ---- report_figure.c ---- */
+/* Every figure into OUT/figures and its section into md; c->fig_made records which were
+ * drawn. */
 int rep_figures(const rep_ctx *c, FILE *md, datm_error *err);
 /* A "hierarchy" figure: the topic tree of the first COMPLETED selected run, into
- * DIR/ID.md and md (report_hierarchy.c). */
+ * DIR/ID.md and md (report_hierarchy.c). *made = 1 when written. */
 int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
-                  datm_error *err);
+                  int *made, datm_error *err);
+/* An "atoms" figure: the image grids of each layer's atoms of the first COMPLETED selected
+ * run, into DIR/ID_layerL.* and md (report_atoms.c). *made = 1 when a layer was drawn. */
+int rep_atoms(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
+              int *made, datm_error *err);
 
 /* ---- report_claims.c ---- */
 /* The verdict of one claim and its instances (one per combination of axis values). */
