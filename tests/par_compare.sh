@@ -11,7 +11,7 @@ same() { [ -f "$1/result.h5" ] && [ -f "$2/result.h5" ] &&
          diff <(dump "$1/result.h5") <(dump "$2/result.h5") > /dev/null; }
 # the small WHAI spec of these tests: 2 layers, 1 epoch (23 mini-batches of 200) on Brown
 PAR_SPEC=$SRC/experiments/brown/whai.yaml
-PAR_C="model.layers=[32,16] model.kl_weight=[0.1,0.01] model.aug_gibbs_burn=0
+PAR_C="model.layers=[32,16] model.kl_weight=[0.1,0.01] model.eta=[] model.aug_gibbs_burn=0
    model.aug_gibbs_collect=0 train.epochs=1 train.eval_every=10 data.eval_docs=200
    train.eval_samples=3 evaluate.samples=3 evaluate.classify=false output.figures=false
    output.report=false output.topics=false"

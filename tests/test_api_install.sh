@@ -47,7 +47,7 @@ cc -std=c11 -Wall -Werror $sanflags $(pkg-config --cflags datm) "$SRC/tests/api_
 check "[ $? = 0 ]" "the example builds with pkg-config --cflags --libs datm ($(head -3 "$tmp/cc.log"))"
 
 "$datm" run "$SRC/experiments/brown/whai.yaml" -o "$tmp/run" --quiet --threads 2 \
-  "model.layers=[16,8]" "model.kl_weight=[0.1,0.01]" train.epochs=1 train.eval_every=0 \
+  "model.layers=[16,8]" "model.kl_weight=[0.1,0.01]" "model.eta=[]" train.epochs=1 train.eval_every=0 \
   model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 evaluate.samples=2 evaluate.classify=false \
   output.figures=false output.report=false > "$tmp/run.log" 2>&1
 check "[ $? = 0 ]" "a small WHAI trains on Brown"

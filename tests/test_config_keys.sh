@@ -46,7 +46,7 @@ for kv in ghai:model.u_lo=0.2 ghai:model.u_hi=0.8 wai:model.eps0=2 wai:model.cou
           wai:model.eta=[0.1] wai:model.phi_floor=1e-6; do
     v=${kv%%:*} ov=${kv#*:}
     # shellcheck disable=SC2086
-    out=$("$datm" run "$whai" model.variant=$v model.aug_gibbs_burn=0 model.aug_gibbs_collect=0           model.lambda_is_mean=false "$ov" $small -o "$tmp/$v-${ov#model.}" --quiet 2>&1); rc=$?
+    out=$("$datm" run "$whai" model.variant=$v model.aug_gibbs_burn=0 model.aug_gibbs_collect=0           model.lambda_is_mean=false "~model.eta" "$ov" $small -o "$tmp/$v-${ov#model.}" --quiet 2>&1); rc=$?
     key=${ov%%=*}
     check '[ $rc -ne 0 ] && echo "$out" | grep -q "$key: .*not used by $v"' "$v: $ov is an error"
 done

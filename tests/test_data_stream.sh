@@ -22,7 +22,7 @@ check '[ $? = 0 ] && [ -f "$tmp/b5/train.shards/shard-000004.bin" ]' "convert: 4
 check '[ $? = 0 ] && [ -f "$tmp/b1/train.shards/index.bin" ]' "convert: one shard"
 
 SPEC=$SRC/experiments/brown/whai.yaml
-C="model.layers=[32,16] model.kl_weight=[0.1,0.01] train.epochs=2 train.eval_every=10 data.eval_docs=200 train.eval_samples=3
+C="model.layers=[32,16] model.kl_weight=[0.1,0.01] model.eta=[] train.epochs=2 train.eval_every=10 data.eval_docs=200 train.eval_samples=3
    evaluate.samples=3 evaluate.classify=false output.figures=false output.report=false
    output.topics=false"
 . "$(dirname "$0")/par_compare.sh"   # same DIR1 DIR2: /model, /metrics, /curves equal

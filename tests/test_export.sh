@@ -29,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 pylib() { ( datm_test_python_env "$BUILD"; exec "$@" ); }   # a python3 that loads libdatm.so
 
 "$datm" run "$SRC/experiments/brown/whai.yaml" -o "$tmp/run" --quiet --threads 2 \
-  "model.layers=[16,8]" "model.kl_weight=[0.1,0.01]" train.epochs=1 train.eval_every=0 \
+  "model.layers=[16,8]" "model.kl_weight=[0.1,0.01]" "model.eta=[]" train.epochs=1 train.eval_every=0 \
   model.aug_gibbs_burn=0 model.aug_gibbs_collect=0 evaluate.samples=2 evaluate.classify=false \
   output.figures=false output.report=false > "$tmp/run.log" 2>&1
 check "[ $? = 0 ]" "a small WHAI trains on Brown"

@@ -22,7 +22,7 @@ cat > "$tmp/spec.yaml" <<SPEC
 # a comment
 defaults: [$SRC/experiments/brown/whai.yaml]
 data: {dataset: $tmp/brown$(datm_test_quick && echo ', train_docs: 1000, eval_docs: 200')}
-model: {layers: [16], kl_weight: [0.1]}
+model: {layers: [16], kl_weight: [0.1], eta: []}
 train: {epochs: 2, eval_every: 0, checkpoint_every: 10}
 evaluate: {samples: 5, classify: false}
 output: {figures: false, topics: false}
