@@ -80,17 +80,8 @@ int rep_atoms(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE
               int *made, datm_error *err)
 {
     *made = 0;
-    fputs("\n### ", md);
-    rep_md_text(md, f->title);
-    fputs("\n\n", md);
-    int i = -1;
-    for (int r = 0; r < c->p->n_runs && i < 0; r++)
-        if (datm_pipe_select_match(&f->select, c->runs[r].run) && c->runs[r].finished) i = r;
-    if (i < 0) {
-        fputs("No figure yet: no selected run is COMPLETED.\n", md);
-        datm_warn("figure %s: no selected run is COMPLETED", f->id);
-        return DATM_OK;
-    }
+    const int i = rep_figure_first_run(c, f, md);
+    if (i < 0) return DATM_OK;
     const char *id = c->runs[i].run->id;
     datm_h5 *h5 = NULL;
     datm_error e = {0};

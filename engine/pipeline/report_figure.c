@@ -208,6 +208,18 @@ static void write_md(FILE *md, const datm_pipe_figure *f, const fig_out *o)
     }
 }
 
+int rep_figure_first_run(const rep_ctx *c, const datm_pipe_figure *f, FILE *md)
+{
+    fputs("\n### ", md);
+    rep_md_text(md, f->title);
+    fputs("\n\n", md);
+    for (int r = 0; r < c->p->n_runs; r++)
+        if (datm_pipe_select_match(&f->select, c->runs[r].run) && c->runs[r].finished) return r;
+    fputs("No figure yet: no selected run is COMPLETED.\n", md);
+    datm_warn("figure %s: no selected run is COMPLETED", f->id);
+    return -1;
+}
+
 int rep_figures(const rep_ctx *c, FILE *md, datm_error *err)
 {
     const datm_pipeline *p = c->p;

@@ -53,17 +53,8 @@ int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, 
                   int *made, datm_error *err)
 {
     *made = 0;
-    fputs("\n### ", md);
-    rep_md_text(md, f->title);
-    fputs("\n\n", md);
-    int i = -1;
-    for (int r = 0; r < c->p->n_runs && i < 0; r++)
-        if (datm_pipe_select_match(&f->select, c->runs[r].run) && c->runs[r].finished) i = r;
-    if (i < 0) {
-        fputs("No figure yet: no selected run is COMPLETED.\n", md);
-        datm_warn("figure %s: no selected run is COMPLETED", f->id);
-        return DATM_OK;
-    }
+    const int i = rep_figure_first_run(c, f, md);
+    if (i < 0) return DATM_OK;
     datm_h5 *h = NULL;
     datm_error e = {0};
     datm_topic_set ts;

@@ -70,6 +70,10 @@ int rep_tables(const rep_ctx *c, FILE *md, datm_error *err);
 /* Every figure into OUT/figures and its section into md; c->fig_made records which were
  * drawn. */
 int rep_figures(const rep_ctx *c, FILE *md, datm_error *err);
+/* The section heading of a figure drawn from one run, and the index in c->runs of its first
+ * COMPLETED selected run; -1 (with a "No figure yet" line and a warning) when there is none.
+ * Shared by the figures made from a single run's topics (hierarchy, atoms). */
+int rep_figure_first_run(const rep_ctx *c, const datm_pipe_figure *f, FILE *md);
 /* A "hierarchy" figure: the topic tree of the first COMPLETED selected run, into
  * DIR/ID.md and md (report_hierarchy.c). *made = 1 when written. */
 int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
