@@ -33,7 +33,8 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "whai"
     return datm.run(os.path.join(SRC, "experiments", "brown", "whai.yaml"), out, threads=2,
                     overrides={"model.layers": [16, 8], "model.kl_weight": [0.1, 0.01],
-                               "model.aug_gibbs_burn": 0, "model.aug_gibbs_collect": 0},
+                               "model.eta": [], "model.aug_gibbs_burn": 0,
+                               "model.aug_gibbs_collect": 0},
                     train__epochs=1, train__eval_every=0, evaluate__samples=2,
                     evaluate__classify=False, output__figures=False, output__report=False)
 
