@@ -1,0 +1,27 @@
+# step_3.gp: written by datm; rerun with `gnuplot step_3.gp` in this directory.
+# Data: step_3.dat (text). Edit freely to restyle.
+W = 800; H = 500
+if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {
+    set terminal pngcairo size W,H noenhanced font 'sans,10'
+} else {
+    set terminal png size W,H noenhanced
+}
+set output 'step_3.png'
+set title '20News, 128-64-32: TLASGR step size of layer 3 (mean eps / M_k)'
+set xlabel 'mini-batches'
+set ylabel 'step size'
+set logscale y
+set format y '%g'
+set key outside right top
+set grid
+plot 'step_3.dat' index 0 using 1:2 with lines lw 1.5 title 'whai paper', \
+     'step_3.dat' index 1 using 1:2 with lines lw 1.5 title 'whai code', \
+     'step_3.dat' index 2 using 1:2 with lines lw 1.5 title 'iwhai paper', \
+     'step_3.dat' index 3 using 1:2 with lines lw 1.5 title 'ghai paper', \
+     'step_3.dat' index 4 using 1:2 with lines lw 1.5 title 'whai datm', \
+     'step_3.dat' index 5 using 1:2 with lines lw 1.5 title 'dlda-tlasgr paper', \
+     'step_3.dat' index 6 using 1:2 with lines lw 1.5 title 'iwhai datm'
+set terminal svg size W,H noenhanced dynamic
+set output 'step_3.svg'
+replot
+unset output
