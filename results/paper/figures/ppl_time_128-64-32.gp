@@ -23,7 +23,8 @@ plot 'ppl_time_128-64-32.dat' index 0 using 1:2 with lines lw 1.5 title 'whai pa
      'ppl_time_128-64-32.dat' index 6 using 1:2 with lines lw 1.5 title 'dlda-gibbs paper', \
      'ppl_time_128-64-32.dat' index 7 using 1:2 with lines lw 1.5 title 'dlda-tlasgr paper', \
      'ppl_time_128-64-32.dat' index 8 using 1:2 with lines lw 1.5 title 'iwhai datm', \
-     'ppl_time_128-64-32.dat' index 9 using 1:2 with lines lw 1.5 title 'wai datm'
+     'ppl_time_128-64-32.dat' index 9 using 1:2 with lines lw 1.5 title 'ghai datm', \
+     'ppl_time_128-64-32.dat' index 10 using 1:2 with lines lw 1.5 title 'wai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'ppl_time_128-64-32.svg'
 replot

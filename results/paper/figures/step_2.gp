@@ -20,7 +20,8 @@ plot 'step_2.dat' index 0 using 1:2 with lines lw 1.5 title 'whai paper', \
      'step_2.dat' index 3 using 1:2 with lines lw 1.5 title 'ghai paper', \
      'step_2.dat' index 4 using 1:2 with lines lw 1.5 title 'whai datm', \
      'step_2.dat' index 5 using 1:2 with lines lw 1.5 title 'dlda-tlasgr paper', \
-     'step_2.dat' index 6 using 1:2 with lines lw 1.5 title 'iwhai datm'
+     'step_2.dat' index 6 using 1:2 with lines lw 1.5 title 'iwhai datm', \
+     'step_2.dat' index 7 using 1:2 with lines lw 1.5 title 'ghai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'step_2.svg'
 replot
