@@ -10,6 +10,10 @@
 #   uninterrupted one
 # - two pipeline processes on one cache: a run the other process started (or finished) after
 #   this one read its states is waited for (or taken), not failed
+# - a run whose lock another process is looking at (a pipeline reading its states takes the
+#   lock shared for an instant) when the run takes it waits the look out: held here for
+#   seconds from before the pipeline resumes the run; a run used to fail at once there, and
+#   the pipeline reported it FAILED
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh pipecache
@@ -109,8 +113,33 @@ done
 r2=$?
 wait $pid; r1=$?
 check '[ $r1 = 0 ] && [ $r2 = 0 ]' "two processes on one cache both complete (exit $r1, $r2)"
-check 'cat "$tmp/run_r1.log" "$tmp/run_r2.log" | grep -q "w8: run by process\|w8: completed by another process"' \
+check 'cat "$tmp/run_r1.log" "$tmp/run_r2.log" | grep -q "w8: run by \(another \)\?process\|w8: completed by another process"' \
   "one process waits for (or takes) the run the other one started"
 check '! grep -q FAILED "$tmp/run_r1.log" "$tmp/run_r2.log"' "no run FAILED"
 check '[ "$(metrics w8 r)" = "$(metrics w8 u)" ]' "w8: the same /metrics"
+
+# a look at the lock when the pipeline's resume takes it: w8 interrupted (kill -9 of its
+# pipeline after a checkpoint: the run stops at a checkpoint), then resumed by a rerun while
+# another process holds the lock shared from before the rerun until 5 s after it started the
+# resume (less than the 10 s a writer waits out a holder that names no live process)
+sed -i 's/^out: out_r/out: out_l/' "$tmp/p.yaml"
+"$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_l" -j 1 --only '^w8$' --quiet > "$tmp/run_l1.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 400); do
+  ls "$tmp"/c_l/*/checkpoints/ckpt-*.h5 > /dev/null 2>&1 && break
+  sleep 0.05
+done
+kill -9 $pid; wait $pid 2>/dev/null
+d=$(dirname "$(ls -d "$tmp"/c_l/*/checkpoints | head -n 1)")
+for _ in $(seq 1 200); do [ -e "$d/run.lock" ] || break; sleep 0.1; done   # stopped
+check '[ "$(status l | grep w8 | cut -d" " -f1)" = resumable ]' "killed after a checkpoint: w8 resumable"
+log="$tmp/out_l/logs/w8.log"
+flock -s "$d/run.lock" sh -c "for i in \$(seq 1 1200); do grep -qs '^\\$ .* resume ' '$log' && break; sleep 0.05; done; sleep 5" &
+look=$!
+until ! flock -n -x "$d/run.lock" true; do sleep 0.05; done   # the look is held
+"$datm" pipeline run "$tmp/p.yaml" --cache "$tmp/c_l" -j 1 --only '^w8$' > "$tmp/run_l.log" 2>&1
+check '[ $? = 0 ] && grep -q "w8: resume started" "$tmp/run_l.log" && ! grep -q FAILED "$tmp/run_l.log"' \
+  "a resume that meets a look at its lock waits it out and completes"
+check '! grep -q "being written" "$log"' "the resume did not fail on the look"
+wait $look
 exit $fail

@@ -270,7 +270,8 @@ static int linked(const datm_pipeline *p, const datm_pipe_run *r, const char *di
     return realpath(link, a) && realpath(dir, b) && !strcmp(a, b);
 }
 
-void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
+/* probe: look at the lock (0: this process holds it, and its own look would see it held) */
+static void state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int probe)
 {
     st->pid = 0;
     st->ckpt_iteration = 0;
@@ -280,7 +281,7 @@ void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
      * go, so a status read after "not locked" is the final one; read before, it could be the
      * running status of a writer that completed in between, and the run would be taken for
      * an abandoned one */
-    const int held = exists && datm_run_lock_holder(st->dir, &st->pid);
+    const int held = probe && exists && datm_run_lock_holder(st->dir, &st->pid);
     datm_run_status_read(st->dir, st->result, sizeof st->result);
     if (!exists) { st->status = DATM_PIPE_PENDING; return; }
     if (held) { st->status = DATM_PIPE_RUNNING; return; }
@@ -296,6 +297,16 @@ void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
         st->status = DATM_PIPE_RESUMABLE;
     else
         st->status = DATM_PIPE_PARTIAL;
+}
+
+void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
+{
+    state_read(p, i, st, 1);
+}
+
+void datm_pipe_state_refresh_held(const datm_pipeline *p, int i, datm_pipe_state *st)
+{
+    state_read(p, i, st, 0);
 }
 
 int datm_pipeline_states(const datm_pipeline *p, const datm_model_catalog *cat,

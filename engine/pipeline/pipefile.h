@@ -251,6 +251,8 @@ int  datm_pipeline_states(const datm_pipeline *p, const datm_model_catalog *cat,
                           datm_filehash_cache *fc, datm_pipe_state *st, datm_error *err);
 /* Re-reads the state of run i (its key and dir already set). */
 void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st);
+/* The same, by a process that holds the run's lock itself (never RUNNING). */
+void datm_pipe_state_refresh_held(const datm_pipeline *p, int i, datm_pipe_state *st);
 
 /* ---- running (sched.c) ---- */
 typedef struct datm_pipe_exec_opts {

@@ -258,7 +258,8 @@ int  datm_checkpoint_fork(const char *src, const char *new_run_dir, const datm_s
 /* ---- run-directory lock (runlock.c) ----
  * A process writing a run directory holds an advisory lock (flock) on RUN_DIR/run.lock, which
  * holds its pid; the kernel releases it when the process ends in any way. A second writer
- * fails at once with a message naming the holder's pid. */
+ * fails at once with a message naming the holder's pid; a momentary holder that names no live
+ * process (a look by datm_run_lock_holder, a datm_run_lock_try) is waited out. */
 #define DATM_RUN_LOCK_FILE "run.lock"
 typedef struct datm_run_lock {
     int  fd;           /* -1 when not held */
@@ -266,6 +267,10 @@ typedef struct datm_run_lock {
 } datm_run_lock;
 /* Takes the lock of an existing run_dir, or fails (DATM_E_IO) naming the holder's pid. */
 int  datm_run_lock_acquire(const char *run_dir, datm_run_lock *lk, datm_error *err);
+/* Takes the lock of run_dir for a moment's work without writing a pid and without waiting
+ * (a pipeline moving an abandoned run directory aside): *busy = 1 and an error when another
+ * process holds it. Writers that meet it wait until it is released. */
+int  datm_run_lock_try(const char *run_dir, datm_run_lock *lk, int *busy, datm_error *err);
 /* Releases and removes the lock file; a no-op when not held. */
 void datm_run_lock_release(datm_run_lock *lk);
 /* 1 when a live process holds run_dir's lock (*pid gets its pid, 0 when unreadable), else 0. */

@@ -952,11 +952,19 @@ static int prepare(run_ctx *c, datm_error *err)
         snprintf(c->final, sizeof c->final, "%s/%s", c->dir, DATM_RESULT_FILE);
         return DATM_OK;
     }
-    int rc = datm_run_mkdir_p(dir, err);
-    if (rc) return rc;
     /* one writer per run directory: a second run, resume or fork fails here, naming the
-     * holder, before it has touched a file */
-    rc = datm_run_lock_acquire(dir, &c->lock, err);
+     * holder, before it has touched a file. A pipeline on the same cache may move a directory
+     * that holds nothing finished aside (sched.c) just as a fresh run makes it and takes its
+     * lock: the directory is then gone, and the run makes it afresh. */
+    int rc = DATM_OK;
+    for (int attempt = 0;; attempt++) {
+        rc = datm_run_mkdir_p(dir, err);
+        if (rc) return rc;
+        rc = datm_run_lock_acquire(dir, &c->lock, err);
+        struct stat sb;
+        if (!rc || c->opts->resume || attempt >= 3 || stat(dir, &sb) == 0) break;
+        datm_error_clear(err);
+    }
     if (!rc) rc = c->opts->resume ? resume_dir(c, err) : claim_dir(c, err);
     if (rc) return rc;
     snprintf(c->part, sizeof c->part, "%s/%s.part", c->dir, DATM_RESULT_FILE);

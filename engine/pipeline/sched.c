@@ -85,16 +85,47 @@ static int mkdir_p(const char *path)
     return datm_run_mkdir_p(path, &e) ? -1 : 0;
 }
 
-/* Moves a run directory that holds nothing finished out of the way (a partial run that died
- * before its first checkpoint, or a failed one) so the run can start afresh. */
-static int set_aside(const char *dir, datm_error *err)
+/* Moves run i's directory, which holds nothing finished (a partial run that died before its
+ * first checkpoint, or a failed one), out of the way so the run can start afresh. Another
+ * pipeline process on the same cache may decide the same at the same moment, or its writer
+ * may be about to take the directory: the move is made holding the run's lock (a moment's
+ * lock, which writers wait out, runlock.c) and only when the state read under it is still the
+ * one read before (st->status, PARTIAL or FAILED). *moved = 0 when it does not happen: another
+ * process holds the lock or has moved the directory first, or the state changed; the caller
+ * decides again on its next round. A writer that finds its directory moved makes it afresh
+ * (run.c, prepare). */
+static int set_aside(const datm_pipeline *p, int i, datm_pipe_state *st, int *moved,
+                     datm_error *err)
 {
+    *moved = 0;
+    datm_run_lock lk;
+    int busy = 0;
+    datm_error e = {0};
+    if (datm_run_lock_try(st->dir, &lk, &busy, &e) != DATM_OK) {
+        struct stat sb;
+        if (busy || stat(st->dir, &sb) != 0) return DATM_OK;
+        return datm_error_set(err, e.code, "%s", e.msg);
+    }
+    const datm_pipe_status was = st->status;
+    datm_pipe_state_refresh_held(p, i, st);
+    if (st->status != was) {
+        datm_run_lock_release(&lk);
+        return DATM_OK;
+    }
     char to[1300];
-    snprintf(to, sizeof to, "%s.failed-%ld", dir, (long)time(NULL));
-    if (rename(dir, to) != 0)
-        return datm_error_set(err, DATM_E_IO, "%s: cannot move aside to %s: %s", dir, to,
-                              strerror(errno));
-    datm_log(DATM_LOG_INFO, "%s: moved aside to %s (it held no finished result)", dir, to);
+    snprintf(to, sizeof to, "%s.failed-%ld-%ld", st->dir, (long)time(NULL), (long)getpid());
+    if (rename(st->dir, to) != 0) {
+        int en = errno;
+        datm_run_lock_release(&lk);
+        return datm_error_set(err, DATM_E_IO, "%s: cannot move aside to %s: %s", st->dir, to,
+                              strerror(en));
+    }
+    /* the lock file moved with the directory: released there */
+    if (snprintf(lk.path, sizeof lk.path, "%s/%s", to, DATM_RUN_LOCK_FILE) >= (int)sizeof lk.path)
+        lk.path[0] = '\0';
+    datm_run_lock_release(&lk);
+    *moved = 1;
+    datm_log(DATM_LOG_INFO, "%s: moved aside to %s (it held no finished result)", st->dir, to);
     return DATM_OK;
 }
 
@@ -259,6 +290,13 @@ static void event(int tty, const char *fmt, ...)
     fflush(stderr);
 }
 
+/* A run another process holds: said once, when this one starts waiting for it. */
+static void waiting_for(int tty, const char *id, const datm_pipe_state *s)
+{
+    if (s->pid > 0) event(tty, "%s: run by process %ld; waiting for it", id, s->pid);
+    else event(tty, "%s: run by another process; waiting for it", id);
+}
+
 /* 1 when every member of ensemble i is COMPLETED, -1 when one can no longer be, else 0. */
 static int members_ready(const datm_pipeline *p, int i, const datm_pipe_state *st,
                          const job *jobs)
@@ -324,7 +362,7 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
             link_run(p, i, &st[i]);
         } else if (st[i].status == DATM_PIPE_RUNNING) {
             jobs[i].phase = JOB_ELSEWHERE;   /* another process writes it: wait for it */
-            event(tty, "%s: run by process %ld; waiting for it", p->runs[i].id, st[i].pid);
+            waiting_for(tty, p->runs[i].id, &st[i]);
         }
     }
     struct sigaction sa, old_int, old_term;
@@ -375,8 +413,7 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
             datm_pipe_state_refresh(p, i, &st[i]);
             if (st[i].status == DATM_PIPE_RUNNING) {
                 jobs[i].phase = JOB_ELSEWHERE;
-                event(tty, "%s: run by process %ld; waiting for it", p->runs[i].id,
-                      (long)st[i].pid);
+                waiting_for(tty, p->runs[i].id, &st[i]);
                 continue;
             }
             if (!o->force && (st[i].status == DATM_PIPE_DONE || st[i].status == DATM_PIPE_CACHED)) {
@@ -389,15 +426,13 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
             }
             if (st[i].status == DATM_PIPE_PARTIAL && just_made(st[i].dir))
                 continue;   /* maybe a run another process starts: it locks it in a moment */
-            if (st[i].status == DATM_PIPE_PARTIAL || st[i].status == DATM_PIPE_FAILED) {
-                rc = set_aside(st[i].dir, err);
+            /* an ensemble is cheap and has no checkpoints: an unfinished one starts over */
+            if (st[i].status == DATM_PIPE_PARTIAL || st[i].status == DATM_PIPE_FAILED ||
+                (p->runs[i].kind == DATM_PIPE_RUN_ENSEMBLE && st[i].status != DATM_PIPE_PENDING)) {
+                int moved = 0;
+                rc = set_aside(p, i, &st[i], &moved, err);
                 if (rc) break;
-                st[i].status = DATM_PIPE_PENDING;
-            } else if (p->runs[i].kind == DATM_PIPE_RUN_ENSEMBLE &&
-                       st[i].status != DATM_PIPE_PENDING) {
-                /* an ensemble is cheap and has no checkpoints: an unfinished one starts over */
-                rc = set_aside(st[i].dir, err);
-                if (rc) break;
+                if (!moved) continue;   /* decided again on the next round */
                 st[i].status = DATM_PIPE_PENDING;
             }
             rc = start_child(p, i, &st[i], st, o, threads, &jobs[i], err);
@@ -418,8 +453,7 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
                 if (st[i].status == DATM_PIPE_RUNNING && !stop_flag) {
                     /* the child lost the run's lock to another process: wait for that one */
                     jobs[i].phase = JOB_ELSEWHERE;
-                    event(tty, "%s: run by process %ld; waiting for it", p->runs[i].id,
-                          (long)st[i].pid);
+                    waiting_for(tty, p->runs[i].id, &st[i]);
                     continue;
                 }
                 jobs[i].ok = !strcmp(st[i].result, "COMPLETED");
