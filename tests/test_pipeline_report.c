@@ -28,6 +28,7 @@
 
 #include "eval/topics.h"
 #include "pipeline/report.h"
+#include "pipeline_fixture.h"
 #include "result_fixture.h"
 #include "test_check.h"
 
@@ -36,15 +37,6 @@
 static char base[256];
 static datm_pipeline P;
 static datm_pipe_state ST[16];
-
-static void push(datm_strlist *l, const char *csv)
-{
-    datm_error e = {0};
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", csv);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        datm_strlist_push(l, t, &e);
-}
 
 /* A run with labels "k=v;k=v" and a state. */
 static void add_run(const char *id, const char *labels, datm_pipe_status status,
@@ -64,7 +56,7 @@ static void add_run(const char *id, const char *labels, datm_pipe_status status,
         snprintf(r->label_val[r->n_labels], 256, "%s", eq + 1);
         r->n_labels++;
     }
-    if (overrides) push(&r->overrides, overrides);
+    if (overrides) pf_push(&r->overrides, overrides);
     r->selected = 1;
     datm_pipe_state *s = &ST[P.n_runs];
     memset(s, 0, sizeof *s);
@@ -97,9 +89,9 @@ static datm_pipe_table *add_table(const char *id, const char *runs, const char *
     memset(t, 0, sizeof *t);
     snprintf(t->id, sizeof t->id, "%s", id);
     snprintf(t->title, sizeof t->title, "Table %s", id);
-    if (runs) push(&t->select.ids, runs);
-    push(&t->rows, rows);
-    if (columns_by) push(&t->columns_by, columns_by);
+    if (runs) pf_push(&t->select.ids, runs);
+    pf_push(&t->rows, rows);
+    if (columns_by) pf_push(&t->columns_by, columns_by);
     t->values = calloc((size_t)n_values, sizeof *t->values);
     t->n_values = n_values;
     t->md = t->csv = t->json = 1;
@@ -119,18 +111,7 @@ static void column(datm_pipe_column *c, const char *label, const char *metric, c
 
 static datm_pipe_figure *add_figure(const char *id, datm_pipe_fig_kind kind, const char *runs)
 {
-    P.figures = realloc(P.figures, (size_t)(P.n_figures + 1) * sizeof *P.figures);
-    datm_pipe_figure *f = &P.figures[P.n_figures++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->id, sizeof f->id, "%s", id);
-    snprintf(f->title, sizeof f->title, "Figure %s", id);
-    f->kind = kind;
-    push(&f->select.ids, runs);
-    snprintf(f->group, sizeof f->group, "curves");
-    snprintf(f->x, sizeof f->x, "iteration");
-    snprintf(f->y, sizeof f->y, "perplexity");
-    snprintf(f->series, sizeof f->series, "{id}");
-    snprintf(f->category, sizeof f->category, "{id}");
+    datm_pipe_figure *f = pf_add_figure(&P, id, kind, runs);
     if (kind == DATM_PIPE_FIG_CURVES) snprintf(f->xlabel, sizeof f->xlabel, "iteration");
     snprintf(f->ylabel, sizeof f->ylabel, "perplexity");
     return f;
@@ -149,7 +130,7 @@ static datm_pipe_claim *add_claim(const char *id, const char *expr, const char *
     if (axis) {
         c->n_axes = 1;
         snprintf(c->axis[0], sizeof c->axis[0], "%s", axis);
-        push(&c->axis_values[0], values);
+        pf_push(&c->axis_values[0], values);
     }
     c->exists = exists;
     c->rel_tol = rel_tol;
@@ -259,7 +240,7 @@ static void build(void)
     t = add_table("pivot", NULL, "variant", "layers", 1);
     column(&t->values[0], "perplexity", "perplexity", NULL, NULL, "%.1f");
     t->select.n_where = 0;
-    push(&t->select.ids, "wha*,wai*");
+    pf_push(&t->select.ids, "wha*,wai*");
     t->json = 0;
     t = add_table("pivot2", "whai*", "variant", "layers", 2);
     column(&t->values[0], "ours", "perplexity", NULL, NULL, "%.1f");

@@ -20,6 +20,7 @@
 
 #include "io/figures.h"
 #include "pipeline/report.h"
+#include "pipeline_fixture.h"
 #include "result_fixture.h"
 #include "test_check.h"
 
@@ -28,12 +29,6 @@
 static char base[256];
 static datm_pipeline P;
 static datm_pipe_state ST[8];
-
-static void push(datm_strlist *l, const char *s)
-{
-    datm_error e = {0};
-    datm_strlist_push(l, s, &e);
-}
 
 static void add_run(const char *id, datm_pipe_status status)
 {
@@ -54,18 +49,7 @@ static void add_run(const char *id, datm_pipe_status status)
 
 static datm_pipe_figure *add_figure(const char *id, datm_pipe_fig_kind kind, const char *run)
 {
-    P.figures = realloc(P.figures, (size_t)(P.n_figures + 1) * sizeof *P.figures);
-    datm_pipe_figure *f = &P.figures[P.n_figures++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->id, sizeof f->id, "%s", id);
-    snprintf(f->title, sizeof f->title, "Figure %s", id);
-    f->kind = kind;
-    push(&f->select.ids, run);
-    snprintf(f->group, sizeof f->group, "curves");
-    snprintf(f->x, sizeof f->x, "iteration");
-    snprintf(f->y, sizeof f->y, "perplexity");
-    snprintf(f->series, sizeof f->series, "{id}");
-    snprintf(f->category, sizeof f->category, "{id}");
+    datm_pipe_figure *f = pf_add_figure(&P, id, kind, run);
     f->top = 64;
     return f;
 }
