@@ -130,7 +130,7 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
                                             0, NULL, err);
                 if (!rc) made++;
             }
-            if (!rc) datm_topic_set_free(&ts);
+            datm_topic_set_free(&ts);   /* also when a grid failed to draw */
         }
         datm_h5_strings_free(vocab, V);
     }

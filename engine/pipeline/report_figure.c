@@ -27,10 +27,11 @@ static void note_skip(fig_out *o, const char *id, const char *why)
     snprintf(o->skipped + n, sizeof o->skipped - n, "%s%s (%s)", n ? ", " : "", id, why);
 }
 
-static void remove_name(const char *dir, const char *name)
+/* keep_md: not NAME.md, which its writer replaces whole (a hierarchy figure's) */
+static void remove_name(const char *dir, const char *name, int keep_md)
 {
     static const char *const ext[] = {"dat", "gp", "png", "svg", "gnuplot.log", "md"};
-    for (size_t k = 0; k < DATM_COUNTOF(ext); k++) {
+    for (size_t k = 0; k < DATM_COUNTOF(ext) - (keep_md ? 1 : 0); k++) {
         char path[1400];
         snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[k]);
         remove(path);
@@ -40,13 +41,13 @@ static void remove_name(const char *dir, const char *name)
 /* The files of figure f from an earlier report, so that a figure without data now (or an
  * atoms figure of a shallower run) leaves nothing stale. Only f's own names: the folder
  * may hold other figures and other reports' files. */
-static void remove_old(const char *dir, const datm_pipe_figure *f)
+static void remove_old(const char *dir, const datm_pipe_figure *f, int keep_md)
 {
-    remove_name(dir, f->id);
+    remove_name(dir, f->id, keep_md);
     for (int l = 1; f->kind == DATM_PIPE_FIG_ATOMS && l <= DATM_MAX_LAYERS; l++) {
         char name[128];
         snprintf(name, sizeof name, "%s_layer%d", f->id, l);
-        remove_name(dir, name);
+        remove_name(dir, name, 0);
     }
 }
 
@@ -232,10 +233,13 @@ int rep_figures(const rep_ctx *c, FILE *md, datm_error *err)
     for (int k = 0; k < p->n_figures && !rc; k++) {
         const datm_pipe_figure *f = &p->figures[k];
         fig_out o = {0};
-        remove_old(dir, f);
+        /* a hierarchy's ID.md is replaced whole when it is made, and removed when not */
+        const int tree = f->kind == DATM_PIPE_FIG_HIERARCHY;
+        remove_old(dir, f, tree);
         c->fig_made[k] = 0;
-        if (f->kind == DATM_PIPE_FIG_HIERARCHY) {
-            rc = rep_hierarchy(c, f, dir, md, &c->fig_made[k], err);
+        if (tree) {
+            rc = rep_hierarchy(c, f, md, &c->fig_made[k], err);
+            if (!rc && !c->fig_made[k]) remove_old(dir, f, 0);
             continue;
         }
         if (f->kind == DATM_PIPE_FIG_ATOMS) {

@@ -49,7 +49,7 @@ static int by_usage(const void *a, const void *b)
     return (x > z) - (x < z);
 }
 
-int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
+int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, FILE *md,
                   int *made, datm_error *err)
 {
     *made = 0;
@@ -73,10 +73,12 @@ int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, 
         datm_h5_strings_free(vocab, n_vocab);
         return DATM_OK;
     }
-    char path[1400];
-    snprintf(path, sizeof path, "%s/%s.md", dir, f->id);
-    FILE *out = fopen(path, "w");
-    if (!out) rc = datm_error_set(err, DATM_E_IO, "%s: cannot write", path);
+    /* figures/ID.md written whole, like the report's other files: a reader never sees half
+     * of it, and a failed write leaves the earlier one */
+    char rel[200];
+    snprintf(rel, sizeof rel, "figures/%s.md", f->id);
+    FILE *out = rep_open(c, rel, err);
+    if (!out) rc = err->code ? err->code : DATM_E_IO;
     const int L = ts.n_layers;
     const datm_topic_layer *top = &ts.layer[L - 1];
     int64_t *ord = rc ? NULL : malloc((size_t)top->k * sizeof *ord);
@@ -98,7 +100,14 @@ int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, 
         fputs("```\n\n", md);
     }
     free(ord);
-    if (out && fclose(out) != 0 && !rc) rc = datm_error_set(err, DATM_E_IO, "%s: write failed", path);
+    if (out && !rc) {
+        rc = rep_close(c, out, rel, err);
+    } else if (out) {
+        char tmp[1400];
+        fclose(out);
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp", c->out, rel);
+        remove(tmp);
+    }
     *made = !rc;
     if (!rc)
         fprintf(md, "Run %s: the %d most used topics of layer %d, each with its %d strongest "

@@ -75,8 +75,9 @@ int rep_figures(const rep_ctx *c, FILE *md, datm_error *err);
  * Shared by the figures made from a single run's topics (hierarchy, atoms). */
 int rep_figure_first_run(const rep_ctx *c, const datm_pipe_figure *f, FILE *md);
 /* A "hierarchy" figure: the topic tree of the first COMPLETED selected run, into
- * DIR/ID.md and md (report_hierarchy.c). *made = 1 when written. */
-int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE *md,
+ * OUT/figures/ID.md (written whole, rep_open) and md (report_hierarchy.c). *made = 1 when
+ * written. */
+int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, FILE *md,
                   int *made, datm_error *err);
 /* An "atoms" figure: the image grids of each layer's atoms of the first COMPLETED selected
  * run, into DIR/ID_layerL.* and md (report_atoms.c). *made = 1 when a layer was drawn. */
