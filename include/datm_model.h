@@ -6,15 +6,16 @@
  * variants, each a `const datm_model_ops`: the same contract the built-in variants of
  * models/ fill. datm loads plugins named by `model.plugin: PATH.so` in a spec, by
  * `--plugin PATH.so`, or found in the directories of DATM_PLUGIN_PATH; it refuses a file
- * that is not a shared object, has no entry point, was built for another model API version,
- * names a variant like a registered one, or has a schema that does not validate.
+ * that is not a shared object, has no entry point, was built for a model API version it does
+ * not take, names a variant like a registered one, or has a schema that does not validate.
  *
- * A variant of its own fills every function of its ops table: datm_rate_accum_add and the
+ * A variant of its own fills every function of its ops table but the optional predict and
+ * check: datm_rate_accum_add and the
  * datm_h5_* functions below serve eval_step, save and load (tests/plugin_unigram.c is one).
  * The quickest real variant is WHAI with one part swapped (the way iwhai, ghai and sdatm
  * are built): a create() that fills a whai_variant with its changes (another posterior
- * family, no downward term) and calls whai_create_variant(), and WHAI_COMMON_OPS for the
- * rest.
+ * family, no downward term) and calls whai_create_variant(), a check() that calls
+ * whai_check_variant() with the same whai_variant, and WHAI_COMMON_OPS for the rest.
  * examples/plugin/ is one: WHAI with a log-normal posterior, in ~120 lines.
  *
  * Everything declared here is exported by the `datm` binary (to the plugins it loads) and
@@ -24,8 +25,9 @@
  *
  * Conventions (as datm's own code): fallible functions return 0 (DATM_OK) or a status and
  * fill a datm_error; layers count from 1; matrices are row-major; Phi(l) is (K_{l-1}, K_l)
- * with K_0 = V. DATM_MODEL_API_VERSION changes whenever a declaration below changes
- * incompatibly. */
+ * with K_0 = V. DATM_MODEL_API_VERSION changes whenever a declaration below changes;
+ * datm loads plugins built for any version from DATM_MODEL_API_VERSION_MIN on (version 1:
+ * datm_model_ops ends at destroy, version 2 adds check). */
 #ifndef DATM_MODEL_PLUGIN_H
 #define DATM_MODEL_PLUGIN_H
 
@@ -38,7 +40,8 @@
 extern "C" {
 #endif
 
-#define DATM_MODEL_API_VERSION 1
+#define DATM_MODEL_API_VERSION 2
+#define DATM_MODEL_API_VERSION_MIN 1   /* the oldest version datm still loads */
 
 /* ---- the model: section: a schema (one row per key) and its validated values ---- */
 typedef enum {
@@ -195,6 +198,15 @@ typedef struct datm_model_ops {
     int  (*save)(const datm_model *m, struct datm_h5 *g, datm_error *err);
     int  (*load)(datm_model *m, struct datm_h5 *g, datm_error *err);
     void (*destroy)(datm_model *m);
+    /* Since version 2; optional (NULL: none). The variant's own rules on its options that a
+     * schema row cannot state (a key that acts only with another one, a list with one value
+     * per layer, a key the variant leaves unused), on the validated model: section alone:
+     * no data is read and nothing is allocated. datm calls it whenever it validates a spec
+     * (datm check, datm run before it reads data, datm pipeline run/status for every run),
+     * so a bad combination is refused before a run starts; create calls it too, so each
+     * rule is written once. The message names the key ("model.eta: ...") and datm adds
+     * where it was given. datm reads this member only from tables whose api_version >= 2. */
+    int  (*check)(const datm_config *cfg, datm_error *err);
 } datm_model_ops;
 
 /* ---- for a variant's own contract functions ----
@@ -316,9 +328,14 @@ void variant_schema_build(datm_param_schema *dst, int cap, const datm_param_sche
                           const variant_schema_edit *edits, int n_edits,
                           const datm_param_schema *extra);
 
-/* Creates WHAI from the model: section cfg with the variant's changes v. */
+/* Creates WHAI from the model: section cfg with the variant's changes v; it refuses what
+ * whai_check_variant refuses. */
 int  whai_create_variant(const datm_config *cfg, const datm_run_info *info,
                          const whai_variant *v, datm_model **out, datm_error *err);
+/* WHAI's own rules on cfg with the variant's changes v (the check op of a variant built on
+ * WHAI: its own rules, then this): layer counts of the per-layer lists, keys that act only
+ * with others, the encoder's options for v's family. No data, nothing allocated. */
+int  whai_check_variant(const datm_config *cfg, const whai_variant *v, datm_error *err);
 int  whai_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,
                       datm_train_stats *st, datm_error *err);
 int  whai_eval_begin(datm_model *m, const datm_csr *obs, uint64_t seed, void **state,
@@ -340,7 +357,7 @@ void whai_set_lr(whai_model *w, double lr);
 void whai_set_iteration(whai_model *w, int64_t iteration);
 
 /* A variant's ops: { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ...,
- * .create = ... }. */
+ * .create = ..., .check = ... }. */
 #define WHAI_COMMON_OPS                                                                     \
     .api_version = DATM_MODEL_API_VERSION, .train_batch = whai_train_batch,                 \
     .eval_begin = whai_eval_begin, .eval_step = whai_eval_step, .eval_end = whai_eval_end,  \

@@ -11,14 +11,35 @@
 
 DATM_PARAMS_GETTER(dlda_common_params, DLDA_COMMON_PARAMS)
 
-int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_info *info,
-                  dlda_cfg *out, datm_error *err)
+/* The rules on the common keys alone (the check op of both variants). */
+static int dlda_check_params(const dlda_common_params *p, datm_error *err)
 {
-    memset(out, 0, sizeof *out);
     const int L = p->layers.n;
     if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d allowed)", L,
                               DATM_MAX_LAYERS);
+    const int ne = p->eta.n;
+    if (ne != 0 && ne != 1 && ne != L)
+        return datm_error_set(err, DATM_E_INVALID,
+                              "model.eta: %d values for %d layers (give [], one value, or %d)", ne,
+                              L, L);
+    return DATM_OK;
+}
+
+int dlda_check(const datm_config *cfg, datm_error *err)
+{
+    dlda_common_params p;
+    dlda_common_params_get(cfg, &p);
+    return dlda_check_params(&p, err);
+}
+
+int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_info *info,
+                  dlda_cfg *out, datm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = dlda_check_params(p, err);
+    if (rc) return rc;
+    const int L = p->layers.n;
     if (info->n_vocab < 1)
         return datm_error_set(err, DATM_E_INVALID, "model: empty vocabulary");
     out->L = L;
@@ -27,10 +48,6 @@ int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_
     datm_gbn_opts *o = &out->o;
     datm_gbn_opts_default(o);
     const int ne = p->eta.n;
-    if (ne != 0 && ne != 1 && ne != L)
-        return datm_error_set(err, DATM_E_INVALID,
-                              "model.eta: %d values for %d layers (give [], one value, or %d)", ne,
-                              L, L);
     for (int l = 1; l <= L; l++) o->eta[l] = ne == 0 ? 0.0 : p->eta.v[ne == 1 ? 0 : l - 1];
     o->init_lo = p->phi_init_lo;
     o->use_r = 1;

@@ -62,6 +62,8 @@ typedef struct dlda_cfg {
     int64_t       cp_after;                     /* as given (variant resolves defaults) */
 } dlda_cfg;
 
+/* Both variants' check op: the rules on the common keys alone (dlda_cfg_read applies them). */
+int dlda_check(const datm_config *cfg, datm_error *err);
 /* Decoder options from the common keys; cp_after is the variant's own row. */
 int dlda_cfg_read(const dlda_common_params *p, int64_t cp_after, const datm_run_info *info,
                   dlda_cfg *out, datm_error *err);

@@ -179,6 +179,7 @@ const datm_model_ops datm_model_dlda_gibbs = {
                "conditionals, all layers jointly)",
     .schema = dlda_gibbs_schema,
     .create = dg_create,
+    .check = dlda_check,
     .train_batch = dg_train_batch,
     .eval_begin = dg_eval_begin,
     .eval_step = dg_eval_step,

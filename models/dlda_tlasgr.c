@@ -207,6 +207,7 @@ const datm_model_ops datm_model_dlda_tlasgr = {
     .summary = "deep LDA / PGBN with TLASGR-MCMC globals and a local Gibbs chain per mini-batch",
     .schema = dlda_tlasgr_schema,
     .create = dt_create,
+    .check = dlda_check,
     .train_batch = dt_train_batch,
     .eval_begin = dt_eval_begin,
     .eval_step = dt_eval_step,

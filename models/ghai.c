@@ -102,6 +102,7 @@ __attribute__((constructor)) static void ghai_schema_init(void)
 
 static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err);
+static int ghai_check(const datm_config *cfg, datm_error *err);
 
 const datm_model_ops datm_model_ghai = {
     WHAI_COMMON_OPS,
@@ -110,14 +111,14 @@ const datm_model_ops datm_model_ghai = {
                "shape boosting (paper sec. II-E, eq. RSVI-posterior)",
     .schema = ghai_schema,
     .create = ghai_create,
+    .check = ghai_check,
 };
 
-static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
-                       datm_error *err)
+/* GHAI's changes to WHAI from cfg (the family of its rsvi_boost), after its own rules. */
+static int ghai_variant(const datm_config *cfg, whai_variant *v, datm_error *err)
 {
-    whai_variant v;
-    memset(&v, 0, sizeof v);
-    v.ops = &datm_model_ghai;
+    memset(v, 0, sizeof *v);
+    v->ops = &datm_model_ghai;
     ghai_params p;
     whai_params wp;
     ghai_params_get(cfg, &p);
@@ -131,9 +132,25 @@ static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_m
             return datm_error_set(err, DATM_E_INVALID, "model.%s: %g: not used by ghai (RSVI "
                                   "draws its own noise); remove the key", r->key, inert[i].value);
     }
-    v.family = ghai_family((int)p.rsvi_boost);
-    if (!v.family)
+    v->family = ghai_family((int)p.rsvi_boost);
+    if (!v->family)
         return datm_error_set(err, DATM_E_INVALID, "model.rsvi_boost: %lld (1..%d)",
                               (long long)p.rsvi_boost, GHAI_MAX_BOOST);
-    return whai_create_variant(cfg, info, &v, out, err);
+    return DATM_OK;
+}
+
+/* WHAI's rules with the gamma family (lambda_is_mean is Weibull only: the encoder's rule). */
+static int ghai_check(const datm_config *cfg, datm_error *err)
+{
+    whai_variant v;
+    int rc = ghai_variant(cfg, &v, err);
+    return rc ? rc : whai_check_variant(cfg, &v, err);
+}
+
+static int ghai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                       datm_error *err)
+{
+    whai_variant v;
+    int rc = ghai_variant(cfg, &v, err);
+    return rc ? rc : whai_create_variant(cfg, info, &v, out, err);
 }

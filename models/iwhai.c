@@ -24,6 +24,7 @@ __attribute__((constructor)) static void iwhai_schema_init(void)
 
 static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                         datm_error *err);
+static int iwhai_check(const datm_config *cfg, datm_error *err);
 
 const datm_model_ops datm_model_iwhai = {
     WHAI_COMMON_OPS,
@@ -32,19 +33,31 @@ const datm_model_ops datm_model_iwhai = {
                "II-E); the KL prior keeps Phi(l+1) theta(l+1)",
     .schema = iwhai_schema,
     .create = iwhai_create,
+    .check = iwhai_check,
 };
 
-static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
-                        datm_error *err)
+static const whai_variant iwhai_variant = {.ops = &datm_model_iwhai, .no_downward = 1};
+
+/* downward stays in the table (its default is false here) but cannot be turned on */
+static int iwhai_check_downward(const datm_config *cfg, datm_error *err)
 {
     whai_params p;
     whai_params_get(cfg, &p);
     if (p.downward)
         return datm_error_set(err, DATM_E_INVALID,
                               "model.downward: iwhai has no downward term (use variant whai)");
-    whai_variant v;
-    memset(&v, 0, sizeof v);
-    v.ops = &datm_model_iwhai;
-    v.no_downward = 1;
-    return whai_create_variant(cfg, info, &v, out, err);
+    return DATM_OK;
+}
+
+static int iwhai_check(const datm_config *cfg, datm_error *err)
+{
+    int rc = iwhai_check_downward(cfg, err);
+    return rc ? rc : whai_check_variant(cfg, &iwhai_variant, err);
+}
+
+static int iwhai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                        datm_error *err)
+{
+    int rc = iwhai_check_downward(cfg, err);   /* whai_create_variant checks the rest */
+    return rc ? rc : whai_create_variant(cfg, info, &iwhai_variant, out, err);
 }

@@ -408,6 +408,7 @@ static void lw_destroy(datm_model *mm)
 
 static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                      datm_error *err);
+static int lw_check(const datm_config *cfg, datm_error *err);
 
 const datm_model_ops datm_model_layerwise = {
     .api_version = DATM_MODEL_API_VERSION,
@@ -427,22 +428,20 @@ const datm_model_ops datm_model_layerwise = {
     .save = lw_save,
     .load = lw_load,
     .destroy = lw_destroy,
+    .check = lw_check,
 };
 
-static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
-                     datm_error *err)
+/* Algorithm 2's own rules; each stage's network is then a WHAI model of the spec's keys. */
+static int lw_check_own(const datm_config *cfg, datm_error *err)
 {
-    *out = NULL;
     whai_params wp;
     lw_params p;
     whai_params_get(cfg, &wp);
     lw_params_get(cfg, &p);
-    const int64_t *lay = wp.layers.v;
     const int L = wp.layers.n;
     if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
                               DATM_MAX_LAYERS);
-    const double *fr = p.stage_fractions.v;
     const int nf = p.stage_fractions.n;
     if (nf != 0 && nf != L)
         return datm_error_set(err, DATM_E_INVALID, "model.stage_fractions has %d values; give "
@@ -457,6 +456,32 @@ static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_mod
     if (wp.phi_fixed)
         return datm_error_set(err, DATM_E_INVALID, "model.phi_fixed is not supported by "
                               "layerwise: r and Phi must be learnt by TLASGR for the pruning");
+    return DATM_OK;
+}
+
+/* The last stage's network has every layer of the spec: WHAI's rules on the spec's keys are
+ * those of every stage (a stage takes the first l values of a per-layer list). */
+static int lw_check(const datm_config *cfg, datm_error *err)
+{
+    const whai_variant v = {.ops = &datm_model_whai};
+    int rc = lw_check_own(cfg, err);
+    return rc ? rc : whai_check_variant(cfg, &v, err);
+}
+
+static int lw_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                     datm_error *err)
+{
+    *out = NULL;
+    int rc0 = lw_check_own(cfg, err);   /* each stage's whai_create_variant checks the rest */
+    if (rc0) return rc0;
+    whai_params wp;
+    lw_params p;
+    whai_params_get(cfg, &wp);
+    lw_params_get(cfg, &p);
+    const int64_t *lay = wp.layers.v;
+    const int L = wp.layers.n;
+    const double *fr = p.stage_fractions.v;
+    const int nf = p.stage_fractions.n;
     lw_model *m = datm_alloc(sizeof *m, err);
     if (!m) return DATM_E_NOMEM;
     m->base.ops = &datm_model_layerwise;

@@ -565,6 +565,60 @@ void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant
 
 /* ---- creation ---- */
 
+/* The supervised part's rules on the options alone (WHAI's are whai_check_variant's). */
+static int sdatm_check_own(const datm_config *cfg, sdatm_head_kind kind, datm_error *err)
+{
+    whai_params wp;
+    sdatm_params p;
+    whai_params_get(cfg, &wp);
+    sdatm_params_get(cfg, &p);
+    int per_layer = 0, H = 0;
+    if (kind == SDATM_HEAD_MLP) {
+        sdatm_mlp_params mp;
+        sdatm_mlp_params_get(cfg, &mp);
+        H = mp.head_hidden.n;
+        per_layer = mp.head_g1;
+        if (H > DATM_MLP_MAX_HIDDEN)
+            return datm_error_set(err, DATM_E_INVALID, "model.head_hidden: %d layers (max %d)",
+                                  H, DATM_MLP_MAX_HIDDEN);
+    }
+    if (wp.enc_input_keep == 1.0 && strcmp(p.head_test_input, "full"))
+        return datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
+                              "model.enc_input_keep < 1 (it is 1: the documents are not "
+                              "thinned)", p.head_test_input);
+    /* eval_globals chain advances copies of the chain on mini-batches drawn from all training
+     * rows, validation documents included (val_fraction > 0 holds at least one out, or
+     * sdatm_val_split refuses it) */
+    if (p.val_fraction > 0 && !strcmp(wp.eval_globals, "chain"))
+        return datm_error_set(err, DATM_E_INVALID, "model.eval_globals: chain needs "
+                              "model.val_fraction 0 (its mini-batches would read the validation "
+                              "documents); use fixed");
+    /* with the trajectory ensemble, validation only scores the prediction: one restored
+     * state is not what the ensemble predicts from, so nothing is kept or stopped */
+    if (p.predict_snapshots > 0 && p.val_fraction > 0 && p.val_patience > 0)
+        return datm_error_set(err, DATM_E_INVALID, "model.val_patience: %lld needs "
+                              "model.predict_snapshots 0 (it is %lld: with the trajectory "
+                              "ensemble the validation checks only score the prediction, "
+                              "nothing stops)", (long long)p.val_patience,
+                              (long long)p.predict_snapshots);
+    if (p.head_norm_every > 0 && !p.head_standardize)
+        return datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
+                              "model.head_standardize true", (long long)p.head_norm_every);
+    if (p.head_norm_every > 0 && !per_layer && H == 0 && !p.head_bias)
+        return datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
+                              "model.head_bias true on a linear head (the shift is folded into "
+                              "the intercept)", (long long)p.head_norm_every);
+    return DATM_OK;
+}
+
+int sdatm_check(const datm_config *cfg, const datm_model_ops *ops, sdatm_head_kind kind,
+                datm_error *err)
+{
+    const whai_variant v = {.ops = ops};
+    int rc = sdatm_check_own(cfg, kind, err);
+    return rc ? rc : whai_check_variant(cfg, &v, err);
+}
+
 int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_model_ops *ops,
                  sdatm_head_kind kind, datm_model **out, datm_error *err)
 {
@@ -572,6 +626,8 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (info->n_classes < 2 || !info->train_labels)
         return datm_error_set(err, DATM_E_INVALID, "%s needs a labelled training set with >= 2 "
                               "classes (data set has %d)", ops->name, info->n_classes);
+    int rc0 = sdatm_check_own(cfg, kind, err);   /* whai_create_variant checks the rest */
+    if (rc0) return rc0;
     sdatm *s = datm_alloc(sizeof *s, err);
     if (!s) return DATM_E_NOMEM;
     s->base.ops = ops;
@@ -644,9 +700,6 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         sdatm_mlp_params_get(cfg, &mp);
         const int64_t *hh = mp.head_hidden.v;
         H = mp.head_hidden.n;
-        if (H > DATM_MLP_MAX_HIDDEN)
-            rc = datm_error_set(err, DATM_E_INVALID, "model.head_hidden: %d layers (max %d)", H,
-                                DATM_MLP_MAX_HIDDEN);
         for (int j = 0; j < H && j < DATM_MLP_MAX_HIDDEN; j++) a[j] = hh[j];
         per_layer = mp.head_g1;
     }
@@ -658,26 +711,9 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
     if (!rc) rc = datm_bsm_add_params(&s->bs, &s->hp, "softmax", s->mh.out_dim, s->C,
                                       p.head_bias, err);
     if (!rc) rc = datm_params_alloc(&s->hp, err);
-    if (!rc && s->w->input_keep == 1.0 && strcmp(p.head_test_input, "full"))
-        rc = datm_error_set(err, DATM_E_INVALID, "model.head_test_input: %s needs "
-                            "model.enc_input_keep < 1 (it is 1: the documents are not thinned)",
-                            p.head_test_input);
-    /* eval_globals chain advances copies of the chain on mini-batches drawn from all training
-     * rows, validation documents included */
-    if (!rc && s->val.n && s->w->eval_chain)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.eval_globals: chain needs "
-                            "model.val_fraction 0 (its mini-batches would read the validation "
-                            "documents); use fixed");
     const int n_snap = (int)p.predict_snapshots;
     s->snap_every = p.snapshot_every;
     s->lr_to = p.lr_decay_to;
-    /* with the trajectory ensemble, validation only scores the prediction: one restored
-     * state is not what the ensemble predicts from, so nothing is kept or stopped */
-    if (!rc && n_snap > 0 && s->val.n && s->val.patience > 0)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.val_patience: %lld needs "
-                            "model.predict_snapshots 0 (it is %d: with the trajectory ensemble "
-                            "the validation checks only score the prediction, nothing stops)",
-                            (long long)s->val.patience, n_snap);
     if (!rc && n_snap > 0 && s->val.n) {
         s->val.monitor_only = 1;
         datm_info("%s: the validation checks score the prediction of the trajectory ensemble "
@@ -689,13 +725,6 @@ int sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_m
         rc = sdatm_ens_init(&s->ens, n_snap, encoder(s)->params.size, s->hp.size, L, rows, cols,
                             err);
     }
-    if (!rc && s->norm_every > 0 && !s->standardize)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
-                            "model.head_standardize true", (long long)s->norm_every);
-    if (!rc && s->norm_every > 0 && !per_layer && H == 0 && !s->bs.bias)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.head_norm_every: %lld needs "
-                            "model.head_bias true on a linear head (the shift is folded into "
-                            "the intercept)", (long long)s->norm_every);
     if (!rc) {
         datm_rng rng;
         datm_rng_init(&rng, info->seed, DATM_STREAM_INIT, 7000);

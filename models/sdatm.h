@@ -36,8 +36,8 @@
  * means is scored on it, the best state (encoder weights, decoder, head) is kept in memory and
  * put back at the end, or after val_patience checks without improvement, after which
  * train_batch does nothing. The curve is saved under early_stopping/ in the model group.
- * With val_fraction > 0, eval_globals chain is rejected at create (its batches draw from all
- * rows, validation documents included).
+ * With val_fraction > 0, eval_globals chain is rejected by sdatm_check (its batches draw from
+ * all rows, validation documents included).
  * Trajectory ensemble (predict_snapshots > 0; not in the paper; models/sdatm_ens.h): the
  * states (encoder, head, Phi(2..L)) at the ends of the last predict_snapshots supervised epochs
  * are kept, and prediction averages p(y | x) over them (each with its own draws); infer (theta)
@@ -165,7 +165,8 @@ void sdatm_mlp_params_get(const datm_config *c, sdatm_mlp_params *p);
  * constructor. */
 void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant_extra);
 
-/* The datm_model_ops fields both variants share (all but name, summary, schema, create). */
+/* The datm_model_ops fields both variants share (all but name, summary, schema, create,
+ * check). */
 #define SDATM_OPS_COMMON                                                                       \
     .api_version = DATM_MODEL_API_VERSION, .train_batch = sdatm_train_batch,                   \
     .eval_begin = sdatm_eval_begin, .eval_step = sdatm_eval_step, .eval_end = sdatm_eval_end,  \
@@ -175,7 +176,10 @@ void sdatm_schema_build(datm_param_schema *dst, const datm_param_schema *variant
 
 typedef enum { SDATM_HEAD_LINEAR = 0, SDATM_HEAD_MLP = 1 } sdatm_head_kind;
 
-/* kind and ops are the variant's; the MLP variant reads head_hidden and head_g1 too. */
+/* kind and ops are the variant's; the MLP variant reads head_hidden and head_g1 too.
+ * sdatm_check is the variants' check op (the options alone); sdatm_create applies it too. */
+int  sdatm_check(const datm_config *cfg, const datm_model_ops *ops, sdatm_head_kind kind,
+                 datm_error *err);
 int  sdatm_create(const datm_config *cfg, const datm_run_info *info, const datm_model_ops *ops,
                   sdatm_head_kind kind, datm_model **out, datm_error *err);
 int  sdatm_train_batch(datm_model *m, const datm_batch *b, const datm_train_ctx *ctx,

@@ -19,10 +19,16 @@ static int sdatm_l_create(const datm_config *cfg, const datm_run_info *info, dat
     return sdatm_create(cfg, info, &datm_model_sdatm_l, SDATM_HEAD_LINEAR, out, err);
 }
 
+static int sdatm_l_check(const datm_config *cfg, datm_error *err)
+{
+    return sdatm_check(cfg, &datm_model_sdatm_l, SDATM_HEAD_LINEAR, err);
+}
+
 const datm_model_ops datm_model_sdatm_l = {
     SDATM_OPS_COMMON,
     .name = "sdatm-l",
     .summary = "supervised DATM, linear Bayesian softmax on the concatenated theta of all layers",
     .schema = sdatm_l_schema,
     .create = sdatm_l_create,
+    .check = sdatm_l_check,
 };

@@ -21,10 +21,16 @@ static int sdatm_n_create(const datm_config *cfg, const datm_run_info *info, dat
     return sdatm_create(cfg, info, &datm_model_sdatm_n, SDATM_HEAD_MLP, out, err);
 }
 
+static int sdatm_n_check(const datm_config *cfg, datm_error *err)
+{
+    return sdatm_check(cfg, &datm_model_sdatm_n, SDATM_HEAD_MLP, err);
+}
+
 const datm_model_ops datm_model_sdatm_n = {
     SDATM_OPS_COMMON,
     .name = "sdatm-n",
     .summary = "supervised DATM, per-layer softplus maps + 400-200 softplus MLP + Bayesian softmax",
     .schema = sdatm_n_schema,
     .create = sdatm_n_create,
+    .check = sdatm_n_check,
 };

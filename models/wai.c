@@ -364,6 +364,7 @@ static void wai_destroy(datm_model *mm)
 
 static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                       datm_error *err);
+static int wai_check(const datm_config *cfg, datm_error *err);
 
 const datm_model_ops datm_model_wai = {
     .api_version = DATM_MODEL_API_VERSION,
@@ -383,6 +384,7 @@ const datm_model_ops datm_model_wai = {
     .save = wai_save,
     .load = wai_load,
     .destroy = wai_destroy,
+    .check = wai_check,
 };
 
 /* WHAI's TLASGR keys (the schedule, count_mode, Dirichlet eta) stay in wai's table (resolved
@@ -420,20 +422,34 @@ static int wai_check_inert(const datm_config *cfg, datm_error *err)
     return DATM_OK;
 }
 
-static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
-                      datm_error *err)
+/* WAI as WHAI with its own iteration and evaluation. */
+static whai_variant wai_variant(void)
 {
-    *out = NULL;
-    int rc0 = wai_check_inert(cfg, err);
-    if (rc0) return rc0;
-    wai_model *m = datm_alloc(sizeof *m, err);
-    if (!m) return DATM_E_NOMEM;
-    m->base.ops = &datm_model_wai;
     whai_variant v;
     memset(&v, 0, sizeof v);
     v.ops = &datm_model_wai;
     v.own_iteration = 1;   /* Phi by Adam in wai_train_batch, not WHAI's TLASGR iteration */
     v.own_eval = 1;        /* WHAI's own chain would run TLASGR: WAI evaluates its own way */
+    return v;
+}
+
+static int wai_check(const datm_config *cfg, datm_error *err)
+{
+    const whai_variant v = wai_variant();
+    int rc = wai_check_inert(cfg, err);
+    return rc ? rc : whai_check_variant(cfg, &v, err);
+}
+
+static int wai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                      datm_error *err)
+{
+    *out = NULL;
+    int rc0 = wai_check_inert(cfg, err);   /* whai_create_variant checks the rest */
+    if (rc0) return rc0;
+    wai_model *m = datm_alloc(sizeof *m, err);
+    if (!m) return DATM_E_NOMEM;
+    m->base.ops = &datm_model_wai;
+    const whai_variant v = wai_variant();
     datm_model *inner = NULL;
     int rc = whai_create_variant(cfg, info, &v, &inner, err);
     if (rc) {

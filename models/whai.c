@@ -587,17 +587,107 @@ static int whai_check_r_keys(const datm_config *cfg, const whai_params *p, datm_
     return DATM_OK;
 }
 
-int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const whai_variant *v,
-                        datm_model **out, datm_error *err)
+/* The encoder's options from WHAI's keys with the variant's changes: K[1..L] the widths,
+ * kl_weight[1..L] the final KL weights, V the vocabulary (0 before the data is read). */
+static void whai_encoder_opts(const whai_params *p, const whai_variant *v, int L,
+                              const int64_t *K, const double *kl_weight, int64_t V,
+                              datm_encoder_opts *eo)
 {
-    *out = NULL;
+    datm_encoder_opts_default(eo);
+    eo->n_layers = L;
+    eo->n_vocab = V;
+    for (int l = 1; l <= L; l++) {
+        eo->k[l] = K[l];
+        eo->hidden[l] = p->hidden.n ? p->hidden.v[l - 1] : 0;
+        eo->kl_weight[l] = kl_weight[l];
+    }
+    eo->downward = v->no_downward ? 0 : p->downward;
+    eo->shape_per_topic = p->shape_per_topic;
+    eo->lambda_is_mean = p->lambda_is_mean;
+    eo->k_min = p->k_min;
+    eo->k_max = p->k_max;
+    eo->lambda_min = p->lambda_min;
+    eo->u_lo = p->u_lo;
+    eo->u_hi = p->u_hi;
+    eo->init_sd = p->init_sd;
+    eo->init_bias = p->init_bias;
+    eo->top_shape = p->top_shape;
+    if (v->family) eo->family = v->family;
+}
+
+/* The augmentation options of Algorithm 1 (not in the paper): they act in WHAI's iteration
+ * only (sdatm wraps it; wai has its own), and the Gibbs refinement starts from one sample
+ * and needs sweeps whose counts it collects. */
+static int whai_check_aug(const whai_params *p, const whai_variant *v, datm_error *err)
+{
+    if (v->own_iteration &&
+        (p->aug_samples > 1 || p->aug_gibbs_burn > 0 || p->aug_gibbs_collect > 0 ||
+         p->enc_input_keep < 1))
+        return datm_error_set(err, DATM_E_INVALID, "model.%s is not supported by %s: it does "
+                              "not train with WHAI's iteration (set aug_samples 1, "
+                              "aug_gibbs_burn 0, aug_gibbs_collect 0, enc_input_keep 1)",
+                              p->aug_samples > 1 ? "aug_samples"
+                                  : (p->aug_gibbs_collect > 0 ? "aug_gibbs_collect"
+                                     : (p->aug_gibbs_burn > 0 ? "aug_gibbs_burn"
+                                                              : "enc_input_keep")),
+                              v->ops->name);
+    if (p->aug_gibbs_burn > 0 && p->aug_gibbs_collect == 0)
+        return datm_error_set(err, DATM_E_INVALID, "model.aug_gibbs_burn needs "
+                              "aug_gibbs_collect >= 1 (the sweeps whose counts are used)");
+    if (p->aug_gibbs_collect > 0 && p->aug_samples > 1)
+        return datm_error_set(err, DATM_E_INVALID, "model.aug_samples > 1 and aug_gibbs_collect "
+                              "> 0 cannot be combined: the Gibbs chain starts from one sample");
+    return DATM_OK;
+}
+
+int whai_check_variant(const datm_config *cfg, const whai_variant *v, datm_error *err)
+{
     whai_params p;
     whai_params_get(cfg, &p);
-    const int64_t *lay = p.layers.v;
     const int L = p.layers.n;
     if (L < 1 || L > DATM_MAX_LAYERS)
         return datm_error_set(err, DATM_E_INVALID, "model.layers: %d layers (1..%d)", L,
                               DATM_MAX_LAYERS);
+    int64_t K[DATM_MAX_LAYERS + 1] = {0};
+    for (int l = 1; l <= L; l++) K[l] = p.layers.v[l - 1];
+    double w[DATM_MAX_LAYERS + 1], scratch[DATM_MAX_LAYERS + 1];
+    int rc = per_layer(&p.kl_weight, WHAI_ROW_kl_weight, L, 1.0, w, err);
+    if (!rc) rc = per_layer(&p.kl_weight_start, WHAI_ROW_kl_weight_start, L, 1.0, scratch, err);
+    const int64_t *ramp = p.kl_ramp_epochs.v;
+    if (!rc && (p.kl_ramp_epochs.n != 2 || ramp[1] < ramp[0]))
+        rc = datm_error_set(err, DATM_E_INVALID, "model.kl_ramp_epochs: give [e0, e1] with "
+                            "e0 <= e1");
+    if (!rc) rc = whai_check_r_keys(cfg, &p, err);
+    /* only WHAI's iteration learns r: a variant with its own train_batch (wai) would accept
+     * learn_r and ignore it (layerwise's network is a WHAI model: its ops are WHAI's) */
+    if (!rc && p.learn_r && v->ops->train_batch != whai_train_batch)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.learn_r is not supported by %s: it does "
+                            "not train with WHAI's iteration, which is what learns r",
+                            v->ops->name);
+    if (!rc) rc = per_layer(&p.eta, WHAI_ROW_eta, L, 0.0, scratch, err);
+    if (!rc && p.hidden.n != 0 && p.hidden.n != L)
+        rc = datm_error_set(err, DATM_E_INVALID, "model.hidden has %d values; give none or one "
+                            "per layer (%d)", p.hidden.n, L);
+    if (rc) return rc;
+    /* the encoder's own rules on its options (it applies them again at creation, with V) */
+    datm_encoder_opts eo;
+    whai_encoder_opts(&p, v, L, K, w, 0, &eo);
+    const char *key = NULL;
+    rc = datm_encoder_opts_check(&eo, &key, err);
+    if (rc) return key ? datm_error_prefix(err, "model.%s: ", key) : rc;
+    return whai_check_aug(&p, v, err);
+}
+
+int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const whai_variant *v,
+                        datm_model **out, datm_error *err)
+{
+    *out = NULL;
+    int rc = whai_check_variant(cfg, v, err);   /* every rule on the options alone */
+    if (rc) return rc;
+    whai_params p;
+    whai_params_get(cfg, &p);
+    const int64_t *lay = p.layers.v;
+    const int L = p.layers.n;
     if (info->n_vocab < 1) return datm_error_set(err, DATM_E_INVALID, "whai: empty vocabulary");
     if (!v->own_eval && !strcmp(p.eval_globals, "chain") && info->streamed)
         return datm_error_set(err, DATM_E_UNSUPPORTED, "model.eval_globals chain advances the "
@@ -625,39 +715,18 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
     m->aug_burn = p.aug_gibbs_burn;
     m->aug_collect = p.aug_gibbs_collect;
     m->input_keep = p.enc_input_keep;
-    int rc = per_layer(&p.kl_weight, WHAI_ROW_kl_weight, L, 1.0, m->kl_weight, err);
+    rc = per_layer(&p.kl_weight, WHAI_ROW_kl_weight, L, 1.0, m->kl_weight, err);
     if (!rc) {
         if (p.kl_weight_start.n == 0) memcpy(m->kl_weight_start, m->kl_weight, sizeof m->kl_weight);
         else rc = per_layer(&p.kl_weight_start, WHAI_ROW_kl_weight_start, L, 1.0,
                             m->kl_weight_start, err);
-        const int64_t *ramp = p.kl_ramp_epochs.v;
-        const int nr = p.kl_ramp_epochs.n;
-        if (!rc && (nr != 2 || ramp[1] < ramp[0]))
-            rc = datm_error_set(err, DATM_E_INVALID, "model.kl_ramp_epochs: give [e0, e1] with "
-                                "e0 <= e1");
-        if (!rc) { m->kl_ramp[0] = ramp[0]; m->kl_ramp[1] = ramp[1]; }
+        m->kl_ramp[0] = p.kl_ramp_epochs.v[0];
+        m->kl_ramp[1] = p.kl_ramp_epochs.v[1];
     }
 
     /* decoder: no r, top prior Gamma(top_shape = 1, 1) (docs/reference.md 1.1, 7); with learn_r
      * the gamma-NB top layer r ~ Gam(gamma0 / K_L, 1 / c0), r = r_init at the start */
     m->learn_r = p.learn_r;
-    if (!rc) rc = whai_check_r_keys(cfg, &p, err);
-    /* only WHAI's iteration learns r: a variant with its own train_batch (wai) would accept
-     * learn_r and ignore it (layerwise's network is a WHAI model: its ops are WHAI's) */
-    if (!rc && m->learn_r && v->ops->train_batch != whai_train_batch)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.learn_r is not supported by %s: it does "
-                            "not train with WHAI's iteration, which is what learns r",
-                            v->ops->name);
-    /* the augmentation options act in WHAI's iteration only (sdatm wraps it; wai does not) */
-    if (!rc && v->own_iteration &&
-        (m->aug_samples > 1 || m->aug_burn > 0 || m->aug_collect > 0 || m->input_keep < 1))
-        rc = datm_error_set(err, DATM_E_INVALID, "model.%s is not supported by %s: it does not "
-                            "train with WHAI's iteration (set aug_samples 1, aug_gibbs_burn 0, "
-                            "aug_gibbs_collect 0, enc_input_keep 1)",
-                            m->aug_samples > 1 ? "aug_samples"
-                                : (m->aug_collect > 0 ? "aug_gibbs_collect"
-                                   : (m->aug_burn > 0 ? "aug_gibbs_burn" : "enc_input_keep")),
-                            v->ops->name);
     datm_gbn_opts go;
     datm_gbn_opts_default(&go);
     go.use_r = m->learn_r;
@@ -682,31 +751,7 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
 
     /* encoder (WUDVE) */
     datm_encoder_opts eo;
-    datm_encoder_opts_default(&eo);
-    eo.n_layers = L;
-    eo.n_vocab = info->n_vocab;
-    const int64_t *hid = p.hidden.v;
-    const int nh = p.hidden.n;
-    if (!rc && nh != 0 && nh != L)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.hidden has %d values; give none or one "
-                            "per layer (%d)", nh, L);
-    for (int l = 1; l <= L; l++) {
-        eo.k[l] = m->K[l];
-        eo.hidden[l] = nh ? hid[l - 1] : 0;
-        eo.kl_weight[l] = m->kl_weight[l];
-    }
-    eo.downward = v->no_downward ? 0 : p.downward;
-    eo.shape_per_topic = p.shape_per_topic;
-    eo.lambda_is_mean = p.lambda_is_mean;
-    eo.k_min = p.k_min;
-    eo.k_max = p.k_max;
-    eo.lambda_min = p.lambda_min;
-    eo.u_lo = p.u_lo;
-    eo.u_hi = p.u_hi;
-    eo.init_sd = p.init_sd;
-    eo.init_bias = p.init_bias;
-    eo.top_shape = p.top_shape;
-    if (v->family) eo.family = v->family;
+    whai_encoder_opts(&p, v, L, m->K, m->kl_weight, info->n_vocab, &eo);
     if (!rc) rc = datm_encoder_create(&eo, info->seed, &m->enc, err);
     if (!rc) {
         m->ch.params = m->enc->params.value;
@@ -717,12 +762,6 @@ int whai_create_variant(const datm_config *cfg, const datm_run_info *info, const
         m->ch.adam.rms_clip = p.grad_clip_rms;
     }
     if (!rc) rc = datm_encoder_ws_create(m->enc, m->B, m->B * 64, &m->ws, err);
-    if (!rc && m->aug_burn > 0 && m->aug_collect == 0)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.aug_gibbs_burn needs aug_gibbs_collect "
-                            ">= 1 (the sweeps whose counts are used)");
-    if (!rc && m->aug_collect > 0 && m->aug_samples > 1)
-        rc = datm_error_set(err, DATM_E_INVALID, "model.aug_samples > 1 and aug_gibbs_collect "
-                            "> 0 cannot be combined: the Gibbs chain starts from one sample");
     if (!rc && m->aug_collect > 0)
         rc = datm_gbn_chain_create(m->ch.gbn, m->B, &m->gchain, err);
     if (!rc && m->learn_r && !(m->r_f = datm_alloc_array((size_t)m->K[L], sizeof(float), err)))
@@ -816,6 +855,7 @@ void whai_chain_reset_top_m(whai_chain *c, double rho)
 
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err);
+static int whai_check(const datm_config *cfg, datm_error *err);
 
 const datm_model_ops datm_model_whai = {
     WHAI_COMMON_OPS,
@@ -824,7 +864,14 @@ const datm_model_ops datm_model_whai = {
                "topics by TLASGR-MCMC (paper Alg. 1)",
     .schema = datm_whai_schema,
     .create = whai_create,
+    .check = whai_check,
 };
+
+static int whai_check(const datm_config *cfg, datm_error *err)
+{
+    const whai_variant v = {.ops = &datm_model_whai};
+    return whai_check_variant(cfg, &v, err);
+}
 
 static int whai_create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                        datm_error *err)

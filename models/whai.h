@@ -161,7 +161,8 @@ enum { WHAI_PARAMS(WHAI_ROW_) WHAI_ROW_COUNT_ };
  *     evaluation copies) after the upward augmentation has filled c->stats and before the
  *     TLASGR step, with rho = N / B; it reads c and changes it only through
  *     whai_chain_reset_top_m (below).
- * It also declares whai_create_variant, the contract functions whai_train_batch ...
+ * It also declares whai_create_variant and whai_check_variant (WHAI's rules on the options
+ * alone, for a variant's check op), the contract functions whai_train_batch ...
  * whai_destroy, WHAI_COMMON_OPS (the ops every variant that is WHAI with a different encoder
  * or schema shares: { WHAI_COMMON_OPS, .name = ..., .summary = ..., .schema = ...,
  * .create = ... }) and the setters whai_set_n_train, whai_set_lr, whai_set_iteration. */

@@ -12,8 +12,8 @@
 #define VAL(v)    X((size_t)(v), #v)
 
 #define PLUGIN_ABI_LAYOUT                                                                    \
-    VAL(DATM_MODEL_API_VERSION) VAL(DATM_MAX_LAYERS) VAL(DATM_OK) VAL(DATM_E_IO)             \
-    VAL(DATM_E_INVALID) VAL(DATM_E_UNSUPPORTED) VAL(DATM_LOG_ERROR)                          \
+    VAL(DATM_MODEL_API_VERSION) VAL(DATM_MODEL_API_VERSION_MIN) VAL(DATM_MAX_LAYERS)          \
+    VAL(DATM_OK) VAL(DATM_E_IO) VAL(DATM_E_INVALID) VAL(DATM_E_UNSUPPORTED) VAL(DATM_LOG_ERROR) \
     SIZE(datm_error) OFF(datm_error, msg)                                                    \
     VAL(DATM_PARAM_INT) VAL(DATM_PARAM_REAL) VAL(DATM_PARAM_BOOL) VAL(DATM_PARAM_STRING)     \
     VAL(DATM_PARAM_CHOICE) VAL(DATM_PARAM_INT_LIST) VAL(DATM_PARAM_REAL_LIST)                \
@@ -40,7 +40,7 @@
     OFF(datm_model_ops, eval_begin) OFF(datm_model_ops, eval_step)                           \
     OFF(datm_model_ops, eval_end) OFF(datm_model_ops, infer) OFF(datm_model_ops, predict)    \
     OFF(datm_model_ops, get_phi) OFF(datm_model_ops, n_layers) OFF(datm_model_ops, save)     \
-    OFF(datm_model_ops, load) OFF(datm_model_ops, destroy)                                   \
+    OFF(datm_model_ops, load) OFF(datm_model_ops, destroy) OFF(datm_model_ops, check)        \
     SIZE(datm_plugin_info) OFF(datm_plugin_info, name) OFF(datm_plugin_info, models)         \
     SIZE(datm_posterior_family) OFF(datm_posterior_family, noise_dim)                        \
     OFF(datm_posterior_family, draw_noise) OFF(datm_posterior_family, sample_f32)            \

@@ -12,7 +12,8 @@
 #   the key for a bad one, exit 1 for a missing file; overrides listed in overrides.txt
 # - datm run of a spec whose data set is misspelt or empty: exit 1, no result.h5, the message
 #   names file:line:col and data.dataset (and the closest data set: brown for brwn); a value
-#   the model itself rejects at create (model.layers: []) is named with its file:line:col
+#   the model's own check rejects (model.layers: []) is refused as a bad spec (exit 2), named
+#   with its file:line:col
 # - datm models / describe VARIANT / describe --all --markdown (every engine key documented)
 # - every command answers --help with exit 0
 # Skips (77) without the Brown corpus or h5dump.
@@ -81,7 +82,7 @@ $DATM run "$T/empty.yaml" -o "$T/emptyrun" --quiet 2> "$T/empty.txt"
 check '[ $? -eq 1 ] && grep -q "empty.yaml:2:12: data.dataset is empty" "$T/empty.txt"' "empty data.dataset named at file:line:col"
 printf 'data:\n  dataset: brown\nmodel:\n  variant: whai\n  layers: []\n' > "$T/nolayers.yaml"
 $DATM run "$T/nolayers.yaml" -o "$T/nolayersrun" --quiet 2> "$T/nolayers.txt"
-check '[ $? -eq 1 ] && grep -q "nolayers.yaml:5:11: model whai: model.layers: 0 layers" "$T/nolayers.txt"' "a model's own check names file:line:col of the key"
+check '[ $? -eq 2 ] && grep -q "nolayers.yaml:5:11: model whai: model.layers: 0 layers" "$T/nolayers.txt"' "a model's own check names file:line:col of the key"
 $DATM run "$T/nolayers.yaml" "model.layers=[8,8,8,8,8,8,8,8,8]" -o "$T/nolayersrun2" --quiet 2> "$T/nolayers2.txt"
 check 'grep -q "override .model.layers=\[8,8,8,8,8,8,8,8,8\].: model whai: model.layers: 9 layers" "$T/nolayers2.txt"' "... or the override that set it"
 

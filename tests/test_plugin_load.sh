@@ -7,6 +7,9 @@
 #   file:line:col), not a shared object, no entry point, the model API version of the entry
 #   point and of a variant's table (both numbers), a variant named like a built-in one, a
 #   schema default outside its bounds, a key given twice;
+# - a plugin built for model API version 1 (its table ends at destroy) still loads and its
+#   table is not read past destroy; a version-2 variant's check op refuses a spec at
+#   validation (datm check, pipeline --dry), the message located at the key;
 # - `datm models` marks built-in and loaded variants; --plugin, model.plugin and the
 #   directories of DATM_PLUGIN_PATH each load; describe prints a plugin's keys;
 # - the datm binary exports exactly the plugin ABI (engine/plugin/datm_plugin.dynlist = the
@@ -40,6 +43,8 @@ build "$tmp/opsversion.so" -DBAD_OPS_VERSION
 build "$tmp/clash.so" -DCLASH -DNAME='"whai"'
 build "$tmp/schema.so" -DBAD_SCHEMA
 build "$tmp/dupkey.so" -DDUP_KEY
+build "$tmp/checkop.so" -DCHECK_OP -DNAME='"check-variant"'
+build "$tmp/v1.so" -DV1_TABLE -DNAME='"v1-variant"'
 echo "not a plugin" > "$tmp/text.so"
 cc -std=c11 -shared -fPIC -O2 -I"$SRC/include" "$SRC/examples/plugin/whai_lognormal.c" -o "$tmp/good/whai_lognormal.so" -lm
 cp "$tmp/good/whai_lognormal.so" "$tmp/copy/whai_lognormal.so"
@@ -62,10 +67,10 @@ expect "an ELF object that is not a shared object" "plugin $tmp/elf.so: not a lo
 expect "no entry point" "plugin $tmp/noentry.so: no entry point: the file does not export datm_plugin_register\(\)" \
   "$datm" models --plugin "$tmp/noentry.so"
 expect "api_version of the entry point (both numbers)" \
-  "plugin $tmp/version.so: built for model API version 99, this datm has version 1 \(rebuild it" \
+  "plugin $tmp/version.so: built for model API version 100, this datm takes versions 1 to 2 \(rebuild it" \
   "$datm" models --plugin "$tmp/version.so"
 expect "api_version of a variant's table (both numbers)" \
-  "plugin $tmp/opsversion.so: variant test-variant: built for model API version 2, this datm has version 1" \
+  "plugin $tmp/opsversion.so: variant test-variant: built for model API version 3, this datm takes versions 1 to 2" \
   "$datm" run "$SRC/experiments/brown/whai.yaml" --plugin "$tmp/opsversion.so"
 expect "a variant named like a built-in one" \
   "plugin $tmp/clash.so: variant 'whai' clashes with the built-in variant of that name \(give it another name\)" \
@@ -116,6 +121,21 @@ nm -D --defined-only "$datm" | awk '{print $3}' | grep -v '@' | grep -v '^__' | 
   sed -n 's/^extern const [a-z_]* *\([a-z_]*\).*/\1/p' "$SRC/include/datm_model.h"
 } | grep -vx datm_plugin_register | sort -u > "$tmp/abi"
 check "cmp -s '$tmp/exe_syms' '$tmp/abi'" "datm exports the $(wc -l < "$tmp/abi") functions and tables of datm_model.h and nothing else ($(diff "$tmp/exe_syms" "$tmp/abi" | head -3 | tr '\n' ' '))"
+
+# a version-1 plugin loads (its table is read up to destroy); a check op refuses at validation
+printf 'data:\n  dataset: brown\nmodel:\n  variant: v1-variant\n' > "$tmp/spec/v1.yaml"
+"$datm" check "$tmp/spec/v1.yaml" --spec-only --quiet --plugin "$tmp/v1.so" > /dev/null 2> "$tmp/err"
+check "[ $? = 0 ]" "a plugin built for model API version 1 loads and its spec validates ($(head -c 300 "$tmp/err"))"
+printf 'data:\n  dataset: brown\nmodel:\n  variant: check-variant\n  alpha: 0.95\n' > "$tmp/spec/cv.yaml"
+expect "a check op refuses at spec validation, located at the key" \
+  "^$tmp/spec/cv.yaml:5:10: model check-variant: model.alpha: 0.95: check-variant takes at most 0.9" \
+  "$datm" check "$tmp/spec/cv.yaml" --spec-only --plugin "$tmp/checkop.so"
+"$datm" check "$tmp/spec/cv.yaml" --spec-only --quiet --plugin "$tmp/checkop.so" model.alpha=0.5 > /dev/null 2> "$tmp/err"
+check "[ $? = 0 ]" "a value the check op takes passes ($(head -c 300 "$tmp/err"))"
+printf 'name: cv\nout: out\nruns:\n  - id: ok\n    spec: cv.yaml\n    overrides: [model.alpha=0.5]\n  - id: high\n    spec: cv.yaml\n' > "$tmp/spec/cvpipe.yaml"
+expect "pipeline --dry: a row the check op refuses is named" \
+  "run 'high' \(spec [^)]*cv.yaml\): $tmp/spec/cv.yaml:5:10: model check-variant: model.alpha" \
+  "$datm" pipeline run "$tmp/spec/cvpipe.yaml" --dry --cache "$tmp/cache" --plugin "$tmp/checkop.so"
 
 # resolved spec, spec hash and pipeline cache key
 cp "$SRC/examples/plugin/whai_lognormal.yaml" "$tmp/spec/lognormal.yaml"

@@ -11,9 +11,10 @@
 static void help(FILE *f)
 {
     fprintf(f, "usage: datm check SPEC.yaml [key.path=value ...] [--origins] [--threads N] [--quiet]\n\n"
-               "Validates SPEC against the engine's and the model variant's schemas after\n"
-               "composing its defaults: files and applying the overrides, then prints the\n"
-               "resolved spec (\"# default\" marks values taken from the schema) and its SHA-256.\n"
+               "Validates SPEC against the engine's and the model variant's schemas and the\n"
+               "variant's own rules on its options, after composing its defaults: files and\n"
+               "applying the overrides, then prints the resolved spec (\"# default\" marks\n"
+               "values taken from the schema) and its SHA-256.\n"
                "--origins: mark every value with where it came from instead: the file:line:col\n"
                "of the spec or base file that set it last, the override, or default/derived.\n"
                "Then everything `datm run` checks before training, without writing anything:\n"

@@ -61,6 +61,35 @@ void datm_encoder_opts_default(datm_encoder_opts *o)
     o->family = &datm_posterior_weibull;
 }
 
+int datm_encoder_opts_check(const datm_encoder_opts *o, const char **key, datm_error *err)
+{
+    const char *k = NULL;
+    if (!(o->k_min > 0 && o->k_max > o->k_min)) {
+        k = "k_min";
+        datm_error_set(err, DATM_E_INVALID, "encoder: shape clamp [%.9g, %.9g]", o->k_min,
+                       o->k_max);
+    } else if (!(o->lambda_min > 0) || !(o->alpha_min > 0) || !(o->rate_min > 0)) {
+        k = !(o->lambda_min > 0) ? "lambda_min" : !(o->alpha_min > 0) ? "alpha_min" : "rate_min";
+        datm_error_set(err, DATM_E_INVALID,
+                       "encoder: floors must be > 0 (lambda %.9g, alpha %.9g, rate %.9g)",
+                       o->lambda_min, o->alpha_min, o->rate_min);
+    } else if (!(o->u_lo >= 0 && o->u_hi <= 1 && o->u_lo < o->u_hi)) {
+        k = "u_lo";
+        datm_error_set(err, DATM_E_INVALID, "encoder: noise range (%.9g, %.9g)", o->u_lo,
+                       o->u_hi);
+    } else if (!(o->top_shape > 0)) {
+        k = "top_shape";
+        datm_error_set(err, DATM_E_INVALID, "encoder: top prior shape %.9g", o->top_shape);
+    } else if (o->lambda_is_mean && o->family && o->family != &datm_posterior_weibull) {
+        k = "lambda_is_mean";
+        datm_error_set(err, DATM_E_INVALID,
+                       "encoder: lambda_is_mean needs the Weibull family, not '%s'",
+                       o->family->name);
+    }
+    if (key) *key = k;
+    return k ? DATM_E_INVALID : DATM_OK;
+}
+
 static int validate(const datm_encoder_opts *o, datm_error *err)
 {
     if (o->n_layers < 1 || o->n_layers > DATM_MAX_LAYERS)
@@ -77,23 +106,7 @@ static int validate(const datm_encoder_opts *o, datm_error *err)
             return datm_error_set(err, DATM_E_INVALID, "encoder: layer %d hidden width %lld", l,
                                   (long long)o->hidden[l]);
     }
-    if (!(o->k_min > 0 && o->k_max > o->k_min))
-        return datm_error_set(err, DATM_E_INVALID, "encoder: shape clamp [%.9g, %.9g]", o->k_min,
-                              o->k_max);
-    if (!(o->lambda_min > 0) || !(o->alpha_min > 0) || !(o->rate_min > 0))
-        return datm_error_set(err, DATM_E_INVALID,
-                              "encoder: floors must be > 0 (lambda %.9g, alpha %.9g, rate %.9g)",
-                              o->lambda_min, o->alpha_min, o->rate_min);
-    if (!(o->u_lo >= 0 && o->u_hi <= 1 && o->u_lo < o->u_hi))
-        return datm_error_set(err, DATM_E_INVALID, "encoder: noise range (%.9g, %.9g)", o->u_lo,
-                              o->u_hi);
-    if (!(o->top_shape > 0))
-        return datm_error_set(err, DATM_E_INVALID, "encoder: top prior shape %.9g", o->top_shape);
-    if (o->lambda_is_mean && o->family && o->family != &datm_posterior_weibull)
-        return datm_error_set(err, DATM_E_INVALID,
-                              "encoder: lambda_is_mean needs the Weibull family, not '%s'",
-                              o->family->name);
-    return DATM_OK;
+    return datm_encoder_opts_check(o, NULL, err);
 }
 
 void datm_encoder_destroy(datm_encoder **pe)

@@ -73,6 +73,11 @@ struct datm_encoder_opts {
 };
 
 void datm_encoder_opts_default(datm_encoder_opts *o);   /* L = 0: fill n_layers, k, n_vocab */
+/* The rules on o that need no sizes (shape clamp, floors, noise range, top prior, the
+ * family's parameterisation), which datm_encoder_create also applies: for a model's option
+ * check before any data is read. *key (may be NULL) gets the name of the field of o at fault
+ * (NULL when o passes). */
+int  datm_encoder_opts_check(const datm_encoder_opts *o, const char **key, datm_error *err);
 
 typedef struct datm_encoder {
     datm_encoder_opts o;                  /* resolved: hidden filled, family set */

@@ -25,6 +25,13 @@
  * datm_theta (per-layer features, each (N, K_l) row-major, owned by the struct; free with
  * datm_theta_free) and datm_model_ops, with the duty of each function. */
 
+/* 1 when this datm takes tables built for model API `version`
+ * (DATM_MODEL_API_VERSION_MIN..DATM_MODEL_API_VERSION). */
+int datm_model_api_taken(int version);
+/* The variant's own option checks (ops->check) on its validated model: section; DATM_OK for a
+ * table without them (check NULL, or built for model API version 1, which has no check). */
+int datm_model_check(const datm_model_ops *ops, const datm_config *cfg, datm_error *err);
+
 /* The registry: models/registry.c. The built-in variants, then those of loaded plugins. */
 const datm_model_ops *datm_registry_find(const char *name);
 int                   datm_registry_count(void);

@@ -81,8 +81,9 @@ typedef struct datm_spec {
  * (paths relative to the file naming them; merge order: the defaults in order, each composed
  * the same way, then the file's own keys, then the overrides; mappings merge key by key,
  * values and lists replace; compose.h), applies overrides "a.b=value" (or "~a.b" to remove a key) in
- * order, validates every section,
- * fills defaults, resolves and hashes. On error the message names file:line:column (or the
+ * order, validates every section, fills defaults, applies the variant's own rules on its
+ * options (datm_model_check: what its create would refuse, found before any data is read),
+ * resolves and hashes. On error the message names file:line:column (or the
  * override) and the key; up to a few errors are reported, one per line. */
 int  datm_spec_load(const char *path, const char *const *overrides, int n_overrides,
                     const datm_model_catalog *cat, datm_spec *out, datm_error *err);
@@ -91,9 +92,10 @@ int  datm_spec_load_text(const char *text, const char *name, const char *const *
                          int n_overrides, const datm_model_catalog *cat, datm_spec *out,
                          datm_error *err);
 void datm_spec_free(datm_spec *s);
-/* Errors found after loading (a model's own checks at create) name keys but not where they
- * were given: prefixes err's message with the position of the first key of the spec that
- * it names ("model.layers" -> "spec.yaml:12:11: "); else prefixes the spec's path. */
+/* Errors found after loading (a model's checks that need the data, at create) name keys but
+ * not where they were given: prefixes err's message with the position of the first key of
+ * the spec that it names ("model.layers" -> "spec.yaml:12:11: "); else prefixes the spec's
+ * path. */
 void datm_spec_locate_error(const datm_spec *s, datm_error *err);
 /* Resolved YAML; with_comments marks keys whose value is the schema default with
  * "# default" (for printing). Caller frees with datm_free. */

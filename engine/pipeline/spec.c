@@ -48,16 +48,16 @@ static void note_where(load_ctx *c, const char *sec, const char *key, const char
     s->n_where++;
 }
 
-void datm_spec_locate_error(const datm_spec *s, datm_error *err)
+/* Where the first key of s that msg names was given, or NULL. */
+static const char *locate_key(const datm_spec *s, const char *msg)
 {
-    if (!s || !err) return;
     const char *best = NULL, *at = NULL;
     for (int i = 0; i < s->n_where; i++) {
         const char *k = s->where[i].key;
         if (!strchr(k, '.')) continue;   /* "seed", "name": too common as plain words */
         const size_t n = strlen(k);
-        for (const char *p = strstr(err->msg, k); p; p = strstr(p + 1, k)) {
-            const char b = p > err->msg ? p[-1] : ' ', e = p[n];
+        for (const char *p = strstr(msg, k); p; p = strstr(p + 1, k)) {
+            const char b = p > msg ? p[-1] : ' ', e = p[n];
             if (isalnum((unsigned char)b) || b == '_' || b == '.' || isalnum((unsigned char)e) ||
                 e == '_')
                 continue;   /* part of a longer name */
@@ -68,6 +68,13 @@ void datm_spec_locate_error(const datm_spec *s, datm_error *err)
             break;
         }
     }
+    return best;
+}
+
+void datm_spec_locate_error(const datm_spec *s, datm_error *err)
+{
+    if (!s || !err) return;
+    const char *best = locate_key(s, err->msg);
     datm_error_prefix(err, "%s: ", best ? best : s->path);
 }
 
@@ -114,6 +121,17 @@ static void check_inert_keys(load_ctx *c, const datm_spec *s)
                   "25 words per topic; `datm topics --top N` prints N of them); remove the key",
                   tw->key, (long long)s->p.output.top_words);
     }
+}
+
+/* The variant's own rules on its options (ops->check: the combinations its schema cannot
+ * state), so that a spec its create would refuse is refused here, before any data is read;
+ * the message is located at the key it names, as a create error is (datm_run_model_create). */
+static void check_model_options(load_ctx *c, const datm_spec *s)
+{
+    datm_error e = {0};
+    if (datm_model_check(s->ops, s->sec[DATM_SEC_MODEL], &e) == DATM_OK) return;
+    const char *w = locate_key(s, e.msg);
+    add_error(c, w ? w : c->file, "model %s: %s", s->variant, e.msg);
 }
 
 /* ---- overrides ---- */
@@ -368,9 +386,10 @@ static void validate_model(load_ctx *c, const datm_ynode *map, const char *sec_w
                   v->text, hint, variants);
         return;
     }
-    if (s->ops->api_version != DATM_MODEL_API_VERSION) {
-        add_error(c, where, "model.variant: '%s' was built for plugin API %d, the engine has %d",
-                  v->text, s->ops->api_version, DATM_MODEL_API_VERSION);
+    if (!datm_model_api_taken(s->ops->api_version)) {
+        add_error(c, where, "model.variant: '%s' was built for plugin API %d, the engine takes "
+                  "%d to %d", v->text, s->ops->api_version, DATM_MODEL_API_VERSION_MIN,
+                  DATM_MODEL_API_VERSION);
         return;
     }
     snprintf(s->variant, sizeof s->variant, "%s", v->text);
@@ -508,6 +527,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
     }
     spec_params_fill(s);
     check_inert_keys(c, s);
+    check_model_options(c, s);
     return DATM_OK;
 }
 

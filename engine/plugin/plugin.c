@@ -112,11 +112,11 @@ int datm_plugin_check_ops(const datm_model_ops *ops, datm_error *err)
         return datm_error_set(err, DATM_E_INVALID, "variant name '%s' is not a lower-case name "
                               "(a-z, 0-9, _, -, .; at most 63 characters)",
                               ops->name ? ops->name : "(null)");
-    if (ops->api_version != DATM_MODEL_API_VERSION)
+    if (!datm_model_api_taken(ops->api_version))
         return datm_error_set(err, DATM_E_INVALID, "variant %s: built for model API version "
-                              "%d, this datm has version %d (rebuild it against this datm's "
-                              "datm_model.h)", ops->name, ops->api_version,
-                              DATM_MODEL_API_VERSION);
+                              "%d, this datm takes versions %d to %d (rebuild it against this "
+                              "datm's datm_model.h)", ops->name, ops->api_version,
+                              DATM_MODEL_API_VERSION_MIN, DATM_MODEL_API_VERSION);
     const struct { const void *fn; const char *name; } need[] = {
         {(const void *)ops->create, "create"},         {(const void *)ops->train_batch, "train_batch"},
         {(const void *)ops->eval_begin, "eval_begin"}, {(const void *)ops->eval_step, "eval_step"},
@@ -128,7 +128,8 @@ int datm_plugin_check_ops(const datm_model_ops *ops, datm_error *err)
     for (size_t i = 0; i < DATM_COUNTOF(need); i++)
         if (!need[i].fn)
             return datm_error_set(err, DATM_E_INVALID, "variant %s: ops.%s is NULL (every "
-                                  "function but predict is required)", ops->name, need[i].name);
+                                  "function but predict and check is required)", ops->name,
+                                  need[i].name);
     int rc = datm_plugin_check_schema(ops->schema, err);
     if (rc) return datm_error_prefix(err, "variant %s: ", ops->name);
     return DATM_OK;
@@ -171,10 +172,11 @@ static int open_checked(const char *path, datm_plugin *out, datm_error *err)
     if (!info)
         return datm_error_set(err, DATM_E_INVALID, "plugin %s: %s() returned NULL", path,
                               DATM_PLUGIN_ENTRY);
-    if (info->api_version != DATM_MODEL_API_VERSION)
+    if (!datm_model_api_taken(info->api_version))
         return datm_error_set(err, DATM_E_INVALID, "plugin %s: built for model API version %d, "
-                              "this datm has version %d (rebuild it against this datm's "
-                              "datm_model.h)", path, info->api_version, DATM_MODEL_API_VERSION);
+                              "this datm takes versions %d to %d (rebuild it against this datm's "
+                              "datm_model.h)", path, info->api_version,
+                              DATM_MODEL_API_VERSION_MIN, DATM_MODEL_API_VERSION);
     snprintf(out->name, sizeof out->name, "%s", info->name ? info->name : "");
     for (int i = 0; info->models && info->models[i]; i++) {
         if (i >= DATM_PLUGIN_MAX_MODELS)

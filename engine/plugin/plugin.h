@@ -1,9 +1,11 @@
 /* engine/plugin/plugin.h: opening an out-of-tree model plugin (a shared object built against
  * include/datm_model.h). The loader dlopen()s the file, finds its one entry point
- * (DATM_PLUGIN_ENTRY), checks the model API version and validates every variant it offers
- * (name, contract functions, schema); models/registry.c then adds the variants to the
- * catalog. Each failure is an error naming the file and what is wrong. The way ggml loads
- * its back-ends and SQLite its extensions: a known symbol, a version check, a clear error. */
+ * (DATM_PLUGIN_ENTRY), checks the model API version (DATM_MODEL_API_VERSION_MIN and later:
+ * a version-1 table has no check op, which datm_model_check knows) and validates every
+ * variant it offers (name, contract functions, schema); models/registry.c then adds the
+ * variants to the catalog. Each failure is an error naming the file and what is wrong. The
+ * way ggml loads its back-ends and SQLite its extensions: a known symbol, a version check,
+ * a clear error. */
 #ifndef DATM_PLUGIN_H
 #define DATM_PLUGIN_H
 

@@ -90,6 +90,7 @@ __attribute__((constructor)) static void schema_init(void)
 
 static int create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
                   datm_error *err);
+static int check(const datm_config *cfg, datm_error *err);
 
 static const datm_model_ops whai_lognormal_ops = {
     WHAI_COMMON_OPS,
@@ -97,10 +98,11 @@ static const datm_model_ops whai_lognormal_ops = {
     .summary = "WHAI with a log-normal posterior LogNormal(ln lam, 1/k) (example plugin)",
     .schema = schema,
     .create = create,
+    .check = check,
 };
 
-static int create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
-                  datm_error *err)
+/* The variant's own rules on its keys; WHAI's are whai_check_variant's. */
+static int check_own(const datm_config *cfg, datm_error *err)
 {
     if (datm_config_bool(cfg, "lambda_is_mean"))
         return datm_error_set(err, DATM_E_INVALID, "model.lambda_is_mean: must be false for "
@@ -108,11 +110,24 @@ static int create(const datm_config *cfg, const datm_run_info *info, datm_model 
     if (datm_config_real(cfg, "u_lo") != 0 || datm_config_real(cfg, "u_hi") != 1)
         return datm_error_set(err, DATM_E_INVALID, "model.u_lo/u_hi: not used by "
                               "whai-lognormal (its noise is N(0, 1)); remove the keys");
-    whai_variant v;
-    memset(&v, 0, sizeof v);
-    v.ops = &whai_lognormal_ops;
-    v.family = &lognormal_family;
-    return whai_create_variant(cfg, info, &v, out, err);
+    return DATM_OK;
+}
+
+static const whai_variant variant = {.ops = &whai_lognormal_ops, .family = &lognormal_family};
+
+/* datm calls it when it validates a spec (datm check, datm pipeline run --dry), before any
+ * data is read. */
+static int check(const datm_config *cfg, datm_error *err)
+{
+    int rc = check_own(cfg, err);
+    return rc ? rc : whai_check_variant(cfg, &variant, err);
+}
+
+static int create(const datm_config *cfg, const datm_run_info *info, datm_model **out,
+                  datm_error *err)
+{
+    int rc = check_own(cfg, err);   /* whai_create_variant applies WHAI's rules */
+    return rc ? rc : whai_create_variant(cfg, info, &variant, out, err);
 }
 
 DATM_PLUGIN("whai-lognormal", &whai_lognormal_ops)
