@@ -14,6 +14,9 @@
 #   lock shared for an instant) when the run takes it waits the look out: held here for
 #   seconds from before the pipeline resumes the run; a run used to fail at once there, and
 #   the pipeline reported it FAILED
+# - a run whose result.h5.part another process is reading (HDF5 locks a file it reads shared;
+#   a pipeline waiting for the run read its status every 100 ms) waits the read out: held
+#   here for 3 s from the moment the file appears; the run used to fail on its next open
 set -u
 . "$(dirname "$0")/testlib.sh"
 datm_test_fresh pipecache
@@ -142,4 +145,12 @@ check '[ $? = 0 ] && grep -q "w8: resume started" "$tmp/run_l.log" && ! grep -q 
   "a resume that meets a look at its lock waits it out and completes"
 check '! grep -q "being written" "$log"' "the resume did not fail on the look"
 wait $look
+
+"$datm" run "$tmp/spec.yaml" -o "$tmp/h5look" --quiet --threads 1 > "$tmp/h5look.log" 2>&1 &
+pid=$!
+for _ in $(seq 1 4000); do [ -e "$tmp/h5look/result.h5.part" ] && break; sleep 0.005; done
+flock -s "$tmp/h5look/result.h5.part" sleep 3
+wait $pid
+check '[ $? = 0 ] && ! grep -q "Resource temporarily unavailable" "$tmp/h5look.log"' \
+  "a run whose result another process is reading waits the read out and completes"
 exit $fail

@@ -140,14 +140,32 @@ static hid_t make_fapl(void)
     return fapl;
 }
 
+/* HDF5 takes its file lock without waiting: a writer that opens a file while a reader holds
+ * it (another process reading a run's status: a pipeline waiting for the run, `datm pipeline
+ * status`) fails with EAGAIN, and with it the run. Readers hold it for the moment of a read,
+ * so a writer waits that out (20 ms polls, 30 s at most); other failures return at once.
+ * create: H5Fcreate (truncating), else H5Fopen with flags. *saved gets errno. */
+static hid_t open_waiting(const char *path, int create, unsigned flags, hid_t fapl, int *saved)
+{
+    for (int waited_ms = 0;; waited_ms += 20) {
+        errno = 0;
+        hid_t f = create ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
+                         : H5Fopen(path, flags, fapl);
+        *saved = errno;
+        if (f >= 0 || (*saved != EAGAIN && *saved != EWOULDBLOCK) || waited_ms >= 30000)
+            return f;
+        H5Eclear2(H5E_DEFAULT);
+        usleep(20 * 1000);
+    }
+}
+
 int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
 {
     h5_quiet();
     *out = NULL;
     hid_t fapl = make_fapl();
-    errno = 0;
-    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    int saved = errno;
+    int saved = 0;
+    hid_t f = open_waiting(path, 1, 0, fapl, &saved);
     char reason[440] = "";
     if (f < 0) h5_reason_text(reason, sizeof reason, saved);
     H5Pclose(fapl);
@@ -338,9 +356,11 @@ int datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err)
         if (prc) return prc;
     }
     hid_t fapl = make_fapl();
+    int saved = 0;
     errno = 0;
-    hid_t f = H5Fopen(path, writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, fapl);
-    int saved = errno;
+    hid_t f = writable ? open_waiting(path, 0, H5F_ACC_RDWR, fapl, &saved)
+                       : H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    if (!writable) saved = errno;
     char reason[440] = "";
     if (f < 0) h5_reason_text(reason, sizeof reason, saved);
     H5Pclose(fapl);

@@ -282,9 +282,16 @@ static void state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int p
      * running status of a writer that completed in between, and the run would be taken for
      * an abandoned one */
     const int held = probe && exists && datm_run_lock_holder(st->dir, &st->pid);
+    if (held) {
+        /* its result is not opened: HDF5 locks a file it reads, and the writer's own open of
+         * it would meet that lock (h5.c waits it out, but a pipeline waiting for the run
+         * reads every 100 ms) */
+        snprintf(st->result, sizeof st->result, "RUNNING");
+        st->status = DATM_PIPE_RUNNING;
+        return;
+    }
     datm_run_status_read(st->dir, st->result, sizeof st->result);
     if (!exists) { st->status = DATM_PIPE_PENDING; return; }
-    if (held) { st->status = DATM_PIPE_RUNNING; return; }
     if (!strcmp(st->result, "COMPLETED")) {
         st->status = linked(p, &p->runs[i], st->dir) ? DATM_PIPE_DONE : DATM_PIPE_CACHED;
         return;
