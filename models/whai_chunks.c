@@ -12,7 +12,8 @@
  * own range is current, and the run gathers them whole (datm_par_sharded_gather) before rank 0
  * writes them. Step 2-3a: theta of this rank's chunks from the updated encoder, the
  * upward augmentation of their documents into fixed-point counts, summed over the ranks
- * exactly (datm_par_sum_i64). The caller (whai.c) takes the TLASGR step.
+ * exactly (datm_par_sum_i64_listed: the stats list their nonzero entries, so the counts are
+ * cleared, folded and sent without a pass over all of them). The caller (whai.c) takes the TLASGR step.
  *
  * Only this rank's chunks' rows of the mini-batch are read (datm_par_set_own_rows): the run
  * hands over a mini-batch of B rows whose other rows are empty.
@@ -269,6 +270,10 @@ int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
     datm_par_own(k->C, &c0, &c1);
     datm_par_chunk_rows(B, k->C, c0, &r0, &e0);
     datm_par_chunk_rows(B, k->C, c1 - 1, &e0, &r1);
+    /* the counts listed as they are made, so that clearing, folding and exchanging them
+     * costs what the mini-batch's counts take, not the V x K1 of A(1) (the same counts) */
+    rc = datm_gbn_stats_track(c->stats, err);
+    if (rc) return rc;
     datm_gbn_stats_reset(c->stats);
     if (c1 > c0 && r1 > r0) {
         const datm_csr Xr = datm_csr_rows_view(X, r0, r1);
@@ -278,8 +283,9 @@ int whai_chunks_iterate(whai_model *m, whai_chain *c, const datm_csr *X,
         rc = datm_gbn_augment(c->gbn, &Xr, thd, &key, m->count_mode, c->stats, NULL, err);
         if (rc) return rc;
     }
-    int64_t *fx = datm_gbn_stats_fold(c->stats);
-    rc = datm_par_sum_i64(fx, c->stats->fx_len, err);
+    int64_t *idx, *n_idx;
+    int64_t *fx = datm_gbn_stats_fold_listed(c->stats, &idx, &n_idx);
+    rc = datm_par_sum_i64_listed(fx, c->stats->fx_len, idx, n_idx, err);
     c->stats->n_passes = 1;   /* one augmentation pass over the whole mini-batch */
     return rc;
 }

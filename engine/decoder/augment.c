@@ -51,18 +51,56 @@ void datm_gbn_stats_destroy(datm_gbn_stats **ps)
     for (int l = 1; l <= s->L; l++) datm_free(s->A[l]);
     datm_free(s->tables);
     datm_free(s->fx);
+    datm_free(s->trk);
+    datm_free(s->trk_n);
     datm_free(s);
     *ps = NULL;
 }
 
+int datm_gbn_stats_track(datm_gbn_stats *s, datm_error *err)
+{
+    if (s->trk) return DATM_OK;
+    s->trk = datm_alloc_array((size_t)(s->n_threads * s->fx_len), sizeof(int64_t), err);
+    s->trk_n = s->trk ? datm_alloc_array((size_t)s->n_threads, sizeof(int64_t), err) : NULL;
+    if (!s->trk_n) {
+        datm_free(s->trk);
+        s->trk = NULL;
+        return DATM_E_NOMEM;
+    }
+    s->trk_lost = 1;   /* what the accumulators hold now was not listed */
+    return DATM_OK;
+}
+
+/* The listed entries describe every nonzero count (else the dense ways are taken). */
+static int listed(const datm_gbn_stats *s)
+{
+    return s->trk && !s->trk_lost && s->trk_n[0] >= 0;
+}
+
 void datm_gbn_stats_reset(datm_gbn_stats *s)
 {
-    /* one accumulator per thread (2 MB each at V = 2000, K1 = 128), each cleared by a
-     * thread of its own rather than all of them by one */
     const int T = s->n_threads;
+    if (listed(s)) {
+        /* the listed entries of A(1), then layers >= 2 and the tables densely */
+        const int64_t tail = s->fx_off[2];
+        for (int t = 0; t < T; t++) {
+            int64_t *fx = s->fx + (int64_t)t * s->fx_len;
+            const int64_t *idx = s->trk + (int64_t)t * s->fx_len;
+            for (int64_t j = 0; j < s->trk_n[t]; j++) fx[idx[j]] = 0;
+            memset(fx + tail, 0, (size_t)(s->fx_len - tail) * sizeof(int64_t));
+        }
+    } else {
+        /* one accumulator per thread (2 MB each at V = 2000, K1 = 128), each cleared by a
+         * thread of its own rather than all of them by one */
 #pragma omp parallel for num_threads(T) schedule(static) if (T > 1 && !omp_in_parallel())
-    for (int t = 0; t < T; t++)
-        memset(s->fx + (int64_t)t * s->fx_len, 0, (size_t)s->fx_len * sizeof(int64_t));
+        for (int t = 0; t < T; t++)
+            memset(s->fx + (int64_t)t * s->fx_len, 0, (size_t)s->fx_len * sizeof(int64_t));
+    }
+    if (s->trk) {
+        memset(s->trk_n, 0, (size_t)T * sizeof(int64_t));
+        s->trk_lost = 0;
+        s->trk_tail = 0;
+    }
     s->q_sum = 0.0;
     s->n_passes = 0;
     s->dirty = 1;
@@ -87,13 +125,15 @@ void datm_gbn_stats_reduce(datm_gbn_stats *s)
     s->dirty = 0;
 }
 
-int64_t *datm_gbn_stats_fold(datm_gbn_stats *s)
+/* Entries [i0, i1) of the accumulators added into thread 0's, the others cleared. */
+static void fold_dense(datm_gbn_stats *s, int64_t i0, int64_t i1)
 {
     const int64_t n = s->fx_len;
     const int T = s->n_threads;
     int64_t *fx = s->fx;
+    if (T == 1) return;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = i0; i < i1; i++) {
         int64_t acc = fx[i];
         for (int t = 1; t < T; t++) {
             acc += fx[(int64_t)t * n + i];
@@ -101,8 +141,53 @@ int64_t *datm_gbn_stats_fold(datm_gbn_stats *s)
         }
         fx[i] = acc;
     }
+}
+
+/* The listed fold: each other thread's listed entries of A(1) into thread 0's (listing
+ * those that were 0 there), layers >= 2 and the tables densely, whose nonzero entries
+ * thread 0's list then gets too. Integer sums: the same values as fold_dense. */
+static void fold_listed(datm_gbn_stats *s)
+{
+    const int64_t n = s->fx_len, tail = s->fx_off[2];
+    int64_t *fx = s->fx, *idx0 = s->trk;
+    for (int t = 1; t < s->n_threads; t++) {
+        int64_t *ft = fx + (int64_t)t * n;
+        const int64_t *idx = s->trk + (int64_t)t * n;
+        for (int64_t j = 0; j < s->trk_n[t]; j++) {
+            const int64_t i = idx[j];
+            if (fx[i] == 0) idx0[s->trk_n[0]++] = i;
+            fx[i] += ft[i];
+            ft[i] = 0;
+        }
+        s->trk_n[t] = 0;
+    }
+    fold_dense(s, tail, n);
+    for (int64_t i = tail; i < n; i++)
+        if (fx[i] != 0) idx0[s->trk_n[0]++] = i;
+    s->trk_tail = 1;
+}
+
+int64_t *datm_gbn_stats_fold(datm_gbn_stats *s)
+{
+    int64_t *idx, *n;
+    return datm_gbn_stats_fold_listed(s, &idx, &n);
+}
+
+int64_t *datm_gbn_stats_fold_listed(datm_gbn_stats *s, int64_t **idx, int64_t **n)
+{
+    if (s->trk && s->trk_tail) s->trk_lost = 1;   /* a second fold would list the tail twice */
+    *idx = NULL;
+    *n = NULL;
+    if (listed(s)) {
+        fold_listed(s);
+        *idx = s->trk;
+        *n = &s->trk_n[0];
+    } else {
+        fold_dense(s, 0, s->fx_len);
+        if (s->trk) s->trk_n[0] = -1;
+    }
     s->dirty = 1;
-    return fx;
+    return s->fx;
 }
 
 /* ---------------------------------------------------------------- one document */
@@ -231,10 +316,19 @@ static void cum_product4(const double *const a[4], const double *b, int64_t K,
  * additions are collected and applied here with the lines a few additions ahead prefetched,
  * instead of one cache miss per token in the middle of the draws. Integer sums: the order
  * does not change them. */
-static void flush_counts(int64_t *base, const int64_t *idx, int n)
+static void flush_counts(int64_t *base, const int64_t *idx, int n, datm_gbn_list *trk)
 {
     enum { PF = 12 };
     for (int i = 0; i < n && i < PF; i++) __builtin_prefetch(base + idx[i], 1, 3);
+    if (trk) {   /* also list the entries made nonzero (datm_gbn_stats_track) */
+        for (int i = 0; i < n; i++) {
+            if (i + PF < n) __builtin_prefetch(base + idx[i + PF], 1, 3);
+            int64_t *p = base + idx[i];
+            if (*p == 0) trk->idx[trk->n++] = trk->off + idx[i];
+            *p += (int64_t)DATM_GBN_FX_SCALE;
+        }
+        return;
+    }
     for (int i = 0; i < n; i++) {
         if (i + PF < n) __builtin_prefetch(base + idx[i + PF], 1, 3);
         base[idx[i]] += (int64_t)DATM_GBN_FX_SCALE;
@@ -244,12 +338,12 @@ static void flush_counts(int64_t *base, const int64_t *idx, int n)
 /* A layer-1 token of word row `row` (= v K1) drawn to topic k: counted in m(1) and, for
  * sampled counts (queue), queued for the accumulator acc1 of A(1) (flushed when full). */
 static inline void layer1_token(int k, int64_t row, int32_t *m1, int queue, int64_t *acc1,
-                                int64_t *defer, int *nd)
+                                int64_t *defer, int *nd, datm_gbn_list *trk)
 {
     m1[k]++;
     if (!queue) return;
     if (*nd == DATM_GBN_DEFER) {
-        flush_counts(acc1, defer, *nd);
+        flush_counts(acc1, defer, *nd, trk);
         *nd = 0;
     }
     defer[(*nd)++] = row + k;
@@ -402,7 +496,7 @@ static double cum_fallback(const double *a, int64_t K, double *cum)
 double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *vals,
                            int64_t nnz, const double *const *theta_n, int32_t *const *m_n,
                            int64_t *fx, const int64_t *fx_off, int expected, int want_ll,
-                           datm_rng *rng, double *work)
+                           datm_rng *rng, double *work, datm_gbn_list *trk)
 {
     double *cum = work;
     const int L = g->L;
@@ -475,14 +569,14 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
                         categorical_cum_blocks_n(rng, cj, ends, (int)K1, nc, drawn);
                         for (int i = 0; i < nc; i++)
                             layer1_token(drawn[i], v * K1, m1, arow && !expected,
-                                         fx ? fx + fx_off[1] : NULL, defer, &nd);
+                                         fx ? fx + fx_off[1] : NULL, defer, &nd, trk);
                     }
                 } else
                     for (int64_t i = 0; i < x; i++) {
                         int k = count4 ? categorical_cum_count4(rng, cj, (int)K1)
                                        : categorical_cum(rng, cj, (int)K1);
                         layer1_token(k, v * K1, m1, arow && !expected,
-                                     fx ? fx + fx_off[1] : NULL, defer, &nd);
+                                     fx ? fx + fx_off[1] : NULL, defer, &nd, trk);
                     }
                 if (arow && expected) {
                     double prev = 0.0, f = (double)x / s;
@@ -495,7 +589,7 @@ double datm_gbn_upward_doc(const datm_gbn *g, const int32_t *cols, const float *
         }
     }
 
-    if (nd) flush_counts(fx + fx_off[1], defer, nd);
+    if (nd) flush_counts(fx + fx_off[1], defer, nd, trk);
 
     /* layers t >= 2: CRT tables of the layer below, split over the units of layer t. The
      * running sums of up to four rows with customers are computed together (cum_product4),
@@ -604,9 +698,18 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
     if (!mscr) { datm_free(work); return err->code; }
 
     const int64_t B = X->n_rows;
+    /* sampled layer-1 counts list what they make nonzero when tracked; anything else
+     * written to tracked stats leaves them unlisted until the next reset */
+    const int track = s && listed(s) && mode != DATM_AUG_EXPECTED;
+    if (s && s->trk && !track) s->trk_lost = 1;
 #pragma omp parallel for num_threads(T) schedule(dynamic, 8)
     for (int64_t n = 0; n < B; n++) {
         const int tid = omp_get_thread_num();
+        datm_gbn_list lst = {0}, *trk = NULL;
+        if (track) {
+            lst = (datm_gbn_list){s->trk + (int64_t)tid * s->fx_len, s->trk_n[tid], s->fx_off[1]};
+            trk = &lst;
+        }
         datm_rng rng;
         datm_gbn_doc_rng(&rng, key, n);
         const double *th[DATM_MAX_LAYERS + 1] = {0};
@@ -620,7 +723,8 @@ int datm_gbn_augment(const datm_gbn *g, const datm_csr *X, const double *const *
         int64_t b = X->row_ptr[n], e = X->row_ptr[n + 1];
         datm_gbn_upward_doc(g, X->col + b, X->val + b, e - b, th, mn,
                             s ? s->fx + (int64_t)tid * s->fx_len : NULL, s ? s->fx_off : NULL,
-                            mode == DATM_AUG_EXPECTED, 0, &rng, work + (int64_t)tid * wl);
+                            mode == DATM_AUG_EXPECTED, 0, &rng, work + (int64_t)tid * wl, trk);
+        if (trk) s->trk_n[tid] = lst.n;
     }
     if (s) {
         if (g->r) {

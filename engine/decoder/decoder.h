@@ -105,6 +105,14 @@ typedef struct datm_gbn_stats {
     int64_t  fx_len;
     int64_t *fx;                         /* (n_threads, fx_len) */
     int      dirty;
+    /* optional sparse bookkeeping (datm_gbn_stats_track): a mini-batch makes ~1 in 50 of
+     * A(1)'s V x K1 counts nonzero, so reset, fold and an exchange of the counts between
+     * processes visit the listed entries instead of all fx_len of every thread */
+    int64_t *trk;        /* (n_threads, fx_len) entries of each accumulator made nonzero */
+    int64_t *trk_n;      /* (n_threads) listed; trk_n[0] < 0: unknown, go dense */
+    int      trk_lost;   /* an unlisted write since reset (expected counts, a Gibbs sweep,
+                          * a second fold): reset and fold go dense */
+    int      trk_tail;   /* fold listed thread 0's nonzero entries of layers >= 2 and tables */
 } datm_gbn_stats;
 
 int  datm_gbn_stats_create(const datm_gbn *g, datm_gbn_stats **out, datm_error *err);
@@ -116,6 +124,16 @@ void datm_gbn_stats_reduce(datm_gbn_stats *s);
  * fx_len fixed-point counts that another process's counts can be added to exactly
  * (engine/par: the counts of every rank summed before the TLASGR step). */
 int64_t *datm_gbn_stats_fold(datm_gbn_stats *s);
+/* Turns the sparse bookkeeping on (it stays on; the counts are the same either way): the
+ * sampled layer-1 counts of datm_gbn_augment list the entries they make nonzero, per thread;
+ * layers >= 2 and the tables (K1 K2 + ... entries, small) are cleared and folded densely.
+ * Any other write (expected counts, datm_gbn_chain_sweep) turns it off until the next reset. */
+int  datm_gbn_stats_track(datm_gbn_stats *s, datm_error *err);
+/* datm_gbn_stats_fold that, when tracked, also lists thread 0's nonzero entries: idx (room
+ * for fx_len) holds *n of them (an exchange may append the entries it makes nonzero and
+ * update *n, or set it to -1: unknown, the next reset clears all); *n = -1 when not tracked.
+ * The counts must be non-negative (sampled counts are). */
+int64_t *datm_gbn_stats_fold_listed(datm_gbn_stats *s, int64_t **idx, int64_t **n);
 
 /* Which counts go into the stats: sampled (one categorical draw per token / table), or
  * their conditional expectations ("FurCollapse", docs/reference.md 1.8); m is sampled in both. */

@@ -222,7 +222,7 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
                                             (const double *const *)th, mn,
                                             s ? s->fx + (int64_t)tid * s->fx_len : NULL,
                                             s ? s->fx_off : NULL, expected, 1, &rng,
-                                            work + (int64_t)tid * wl);
+                                            work + (int64_t)tid * wl, NULL);
         double q[DATM_MAX_LAYERS + 2];
         double *cn = ch->c + n * (L + 2), *pn = ch->p + n * (L + 2);
         sample_cp(g, th, mn[1], cn, pn, q, sample, &rng);
@@ -230,6 +230,7 @@ int datm_gbn_chain_sweep(const datm_gbn *g, const datm_csr *X, datm_gbn_chain *c
         downward(g, th, mn, cn, q, &rng);
     }
     if (s) {
+        if (s->trk) s->trk_lost = 1;   /* counts written without a list */
         for (int64_t n = 0; n < B; n++) s->q_sum += ch->q_top[n];
         s->n_passes++;
         s->dirty = 1;

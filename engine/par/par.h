@@ -104,6 +104,13 @@ int datm_par_gather_parts(void *buf, const int64_t *bytes, datm_error *err);
 /* x (n) = the element-wise sum of every rank's x (exact): the nonzeros as (index, value)
  * pairs when all ranks' pairs are fewer than n / 2, else the dense vector (MPI_Allreduce). */
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err);
+/* The same sum (the same result and bytes) when this rank's nonzeros of x are all among the
+ * m distinct entries idx[0..*m): the pairs are taken from the list instead of a scan of x, so
+ * a step's work is the size of its counts, not of x. On return idx lists every entry that may
+ * be nonzero (the listed ones and those the other ranks' pairs made nonzero, appended; room
+ * for n), or *m = -1 (unknown: the sum went dense). idx NULL or *m < 0: datm_par_sum_i64.
+ * The values must be non-negative, so that an entry listed once stays nonzero. */
+int datm_par_sum_i64_listed(int64_t *x, int64_t n, int64_t *idx, int64_t *m, datm_error *err);
 
 /* Traffic of this rank since the start, for the benchmark and the run log: bytes_sent, the
  * bytes of this rank's own data that other ranks receive (its chunks' parts for the others

@@ -81,29 +81,36 @@ static int sum_chunks_part(float *slots, int64_t n, int64_t C, float *out, datm_
                               "one collective's counts; use fewer train.reduce_chunks",
                               (long long)C, (long long)n);
     /* send: for each rank q, q's part of each of this rank's chunks; receive: this rank's part
-     * of every chunk, in chunk order (ranks hold ascending chunk ranges) */
-    float *sbuf = malloc((size_t)((c1 - c0) * n + C * m + 1) * sizeof(float));
+     * of every chunk, in chunk order (ranks hold ascending chunk ranges). With one chunk (C =
+     * R) q's part is contiguous in the slot and goes out from there, without a packed copy. */
+    const int packed = c1 - c0 != 1;
+    float *sbuf = malloc((size_t)((packed ? (c1 - c0) * n : 0) + C * m + 1) * sizeof(float));
     int *cnt = malloc(4 * (size_t)R * sizeof(int));
     if (!sbuf || !cnt) {
         free(sbuf);
         free(cnt);
         return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
     }
-    float *rbuf = sbuf + (c1 - c0) * n;
+    float *rbuf = sbuf + (packed ? (c1 - c0) * n : 0), *send = packed ? sbuf : slots;
     int *sdis = cnt + R, *rcnt = cnt + 2 * R, *rdis = cnt + 3 * R;
     int64_t o = 0;
     for (int q = 0; q < R; q++) {
         const int64_t a = part0(n, q), len = part0(n, q + 1) - a;
-        sdis[q] = (int)o;
-        for (int64_t c = c0; c < c1; c++, o += len)
-            memcpy(sbuf + o, slots + c * n + a, (size_t)len * sizeof(float));
-        cnt[q] = (int)(o - sdis[q]);
+        if (packed) {
+            sdis[q] = (int)o;
+            for (int64_t c = c0; c < c1; c++, o += len)
+                memcpy(sbuf + o, slots + c * n + a, (size_t)len * sizeof(float));
+            cnt[q] = (int)(o - sdis[q]);
+        } else {
+            sdis[q] = (int)(c0 * n + a);
+            cnt[q] = (int)len;
+        }
         const int64_t qc0 = C * q / R, qc1 = C * (q + 1) / R;
         rcnt[q] = (int)((qc1 - qc0) * m);
         rdis[q] = (int)(qc0 * m);
         if (q != g_rank) g_traffic.bytes_sent += (int64_t)cnt[q] * (int64_t)sizeof(float);
     }
-    int rc = MPI_Alltoallv(sbuf, cnt, sdis, MPI_FLOAT, rbuf, rcnt, rdis, MPI_FLOAT,
+    int rc = MPI_Alltoallv(send, cnt, sdis, MPI_FLOAT, rbuf, rcnt, rdis, MPI_FLOAT,
                            MPI_COMM_WORLD);
     if (rc == MPI_SUCCESS) datm_par_add_rows(rbuf, C, m, 0, m, out + my0);
     free(sbuf);
@@ -188,14 +195,22 @@ static int sum_i64_dense(int64_t *x, int64_t n, datm_error *err)
 /* The counts of a mini-batch are mostly zero (at most one nonzero per token in Phi(1)'s
  * V x K_1): each rank sends its nonzeros as (index, value) pairs to every other rank, which
  * add them (integers: exact in any order). Used when the pairs of all ranks together take
- * fewer bytes than the dense vector. */
-static int sum_i64(int64_t *x, int64_t n, datm_error *err)
+ * fewer bytes than the dense vector. The nonzeros are found by a scan of x, or, with a list
+ * (idx, *m >= 0), among the listed entries, the others' entries new to x appended to it. */
+static int sum_i64(int64_t *x, int64_t n, int64_t *idx, int64_t *m, datm_error *err)
 {
     g_traffic.calls++;
     if (g_size == 1) return DATM_OK;
-    if (n <= 64) return sum_i64_dense(x, n, err);   /* a few values: one allreduce */
+    const int list = idx && m && *m >= 0;
+    if (n <= 64) {   /* a few values: one allreduce */
+        if (m) *m = -1;
+        return sum_i64_dense(x, n, err);
+    }
     int64_t nz = 0;
-    for (int64_t i = 0; i < n; i++) nz += x[i] != 0;
+    if (list)
+        for (int64_t j = 0; j < *m; j++) nz += x[idx[j]] != 0;
+    else
+        for (int64_t i = 0; i < n; i++) nz += x[i] != 0;
     int64_t *nzs = malloc((size_t)g_size * sizeof *nzs);
     if (!nzs) return datm_error_set(err, DATM_E_NOMEM, "MPI: out of memory");
     int rc = MPI_Allgather(&nz, 1, MPI_INT64_T, nzs, 1, MPI_INT64_T, MPI_COMM_WORLD);
@@ -203,7 +218,11 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
     int64_t total = 0;
     for (int r = 0; r < g_size; r++) total += nzs[r];
     /* the same decision on every rank: it depends on the gathered sizes only */
-    if (2 * total >= n || 2 * total > INT_MAX) { free(nzs); return sum_i64_dense(x, n, err); }
+    if (2 * total >= n || 2 * total > INT_MAX) {
+        free(nzs);
+        if (m) *m = -1;
+        return sum_i64_dense(x, n, err);
+    }
     int64_t *pairs = malloc((size_t)(2 * total + 2) * sizeof *pairs);
     int *cnt = malloc(2 * (size_t)g_size * sizeof *cnt);
     if (!pairs || !cnt) {
@@ -219,9 +238,14 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
         dis[r] = (int)o;
         o += 2 * nzs[r];
     }
-    int64_t *mine = pairs + dis[g_rank];
-    for (int64_t i = 0, j = 0; i < n; i++)
-        if (x[i] != 0) { mine[j++] = i; mine[j++] = x[i]; }
+    int64_t *mine = pairs + dis[g_rank], j = 0;
+    if (list) {
+        for (int64_t q = 0; q < *m; q++)
+            if (x[idx[q]] != 0) { mine[j++] = idx[q]; mine[j++] = x[idx[q]]; }
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            if (x[i] != 0) { mine[j++] = i; mine[j++] = x[i]; }
+    }
     g_traffic.bytes_sent += (g_size - 1) * 2 * nz * (int64_t)sizeof *x;
     rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pairs, cnt, dis, MPI_INT64_T,
                         MPI_COMM_WORLD);
@@ -229,7 +253,14 @@ static int sum_i64(int64_t *x, int64_t n, datm_error *err)
         for (int r = 0; r < g_size; r++) {
             if (r == g_rank) continue;
             const int64_t *p = pairs + dis[r];
-            for (int64_t j = 0; j < nzs[r]; j++) x[p[2 * j]] += p[2 * j + 1];
+            for (int64_t q = 0; q < nzs[r]; q++) {
+                const int64_t i = p[2 * q];
+                if (list && *m >= 0 && x[i] == 0) {   /* new to x: listed, room permitting */
+                    if (*m < n) idx[(*m)++] = i;
+                    else *m = -1;
+                }
+                x[i] += p[2 * q + 1];
+            }
         }
     free(nzs);
     free(pairs);
@@ -320,7 +351,16 @@ int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *e
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
 {
     const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = sum_i64(x, n, err);
+    int rc = sum_i64(x, n, NULL, NULL, err);
+    g_traffic.wait_s += datm_time_now() - t0;
+    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
+    return rc;
+}
+
+int datm_par_sum_i64_listed(int64_t *x, int64_t n, int64_t *idx, int64_t *m, datm_error *err)
+{
+    const double t0 = datm_time_now(), c0 = datm_time_cpu();
+    int rc = sum_i64(x, n, idx, m, err);
     g_traffic.wait_s += datm_time_now() - t0;
     g_traffic.wait_cpu_s += datm_time_cpu() - c0;
     return rc;

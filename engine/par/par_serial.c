@@ -77,4 +77,11 @@ int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
     return DATM_OK;
 }
 
+int datm_par_sum_i64_listed(int64_t *x, int64_t n, int64_t *idx, int64_t *m, datm_error *err)
+{
+    (void)idx;
+    (void)m;
+    return datm_par_sum_i64(x, n, err);
+}
+
 void datm_par_traffic_get(datm_par_traffic *t) { *t = g_traffic; }
