@@ -9,7 +9,8 @@
  *  - counts above the direct-sampling threshold (1000 and 100000 per entry): the mean and
  *    variance of the observed part match Binomial(c, p) (5 standard errors);
  *  - obs_frac = 0 keeps exactly one token per document, obs_frac = 1 holds nothing out,
- *    obs_frac outside [0, 1] is an error.
+ *    obs_frac outside [0, 1] is an error;
+ *  - the observed part of chosen rows alone equals those rows of the whole split.
  * Mini-batches:
  *  - each epoch visits every document exactly once, in ceil(n/B) batches with the last one
  *    partial (or n/B full batches with drop_last), then returns 0 once;
@@ -226,9 +227,42 @@ static void test_batches(void)
     free(seen);
 }
 
+/* The observed part of chosen rows (datm_token_split_rows_obs, a data-parallel rank's
+ * stream): a kept row equals its row of the whole split of the same first document, every
+ * other row is empty; no mask gives the whole observed part. */
+static void test_split_kept_rows(void)
+{
+    datm_csr X = make_counts(300, 50), o, h, ok, oa;
+    datm_error err;
+    uint8_t keep[300];
+    for (int i = 0; i < 300; i++) keep[i] = (uint8_t)((i * 7) % 3 == 0);
+    if (datm_token_split_rows(&X, 1000, 0, 0.5, 21, &o, &h, &err) ||
+        datm_token_split_rows_obs(&X, 1000, keep, 0.5, 21, &ok, &err) ||
+        datm_token_split_rows_obs(&X, 1000, NULL, 0.5, 21, &oa, &err)) {
+        printf("%s\n", err.msg);
+        exit(1);
+    }
+    int bad = 0;
+    for (int64_t n = 0; n < X.n_rows; n++) {
+        const int64_t a = o.row_ptr[n], b = o.row_ptr[n + 1];
+        const int64_t ka = ok.row_ptr[n], kb = ok.row_ptr[n + 1];
+        if (!keep[n]) bad += kb != ka;
+        else bad += kb - ka != b - a || memcmp(o.col + a, ok.col + ka, (size_t)(b - a) * 4) ||
+                    memcmp(o.val + a, ok.val + ka, (size_t)(b - a) * 4);
+    }
+    CHECK(bad == 0, "split of kept rows: %d rows differ from the whole split", bad);
+    CHECK(csr_equal(&o, &oa), "split of all rows (no mask) != the whole split's observed part");
+    datm_csr_free(&X);
+    datm_csr_free(&o);
+    datm_csr_free(&h);
+    datm_csr_free(&ok);
+    datm_csr_free(&oa);
+}
+
 int main(void)
 {
     test_split();
+    test_split_kept_rows();
     test_batches();
     return check_result();
 }

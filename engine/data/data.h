@@ -55,6 +55,11 @@ int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr
  * (a read-ahead thread must not start an OpenMP team beside training). */
 int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, double obs_frac,
                           uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err);
+/* Its observed part alone, on the calling thread, of the rows with keep[i] != 0 (keep NULL:
+ * all); the other rows are left empty and cost no draws (a data-parallel rank's stream
+ * splits only the rows it trains on). A kept row gets the tokens it gets above. */
+int datm_token_split_rows_obs(const datm_csr *X, int64_t first_doc, const uint8_t *keep,
+                              double obs_frac, uint64_t seed, datm_csr *obs, datm_error *err);
 
 /* Mini-batch iterator: epoch e visits a permutation keyed by (seed, SHUFFLE, e) (or the
  * identity when shuffle == 0); the last partial batch is returned unless drop_last. */

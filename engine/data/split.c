@@ -41,12 +41,15 @@ int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr
     return datm_token_split_rows(X, 0, 1, obs_frac, seed, obs, heldout, err);
 }
 
-int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, double obs_frac,
-                          uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err)
+/* The split of the rows with keep[n] != 0 (keep NULL: all; the others are left empty), into
+ * obs and, unless NULL, heldout (only without keep). */
+static int split_rows(const datm_csr *X, int64_t first_doc, int parallel, const uint8_t *keep,
+                      double obs_frac, uint64_t seed, datm_csr *obs, datm_csr *heldout,
+                      datm_error *err)
 {
-    DATM_ASSERT(X && obs && heldout);
+    DATM_ASSERT(X && obs && !(keep && heldout));
     memset(obs, 0, sizeof *obs);
-    memset(heldout, 0, sizeof *heldout);
+    if (heldout) memset(heldout, 0, sizeof *heldout);
     if (!(obs_frac >= 0.0 && obs_frac <= 1.0))
         return datm_error_set(err, DATM_E_INVALID, "token split: obs_frac = %.9g not in [0, 1]",
                               obs_frac);
@@ -64,6 +67,10 @@ int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, do
         datm_rng r;
         datm_rng_init(&r, seed, DATM_STREAM_SPLIT, (uint64_t)(first_doc + n));
         int64_t a = X->row_ptr[n], b = X->row_ptr[n + 1], kept = 0, total = 0;
+        if (keep && !keep[n]) {   /* not wanted: no draws, the row left empty */
+            for (int64_t j = a; j < b; j++) ov[j] = 0.0f;
+            continue;
+        }
         for (int64_t j = a; j < b; j++) {
             int64_t c = (int64_t)X->val[j];
             int64_t k = binomial(&r, c, obs_frac);
@@ -86,7 +93,7 @@ int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, do
         nnz_h += ov[j] < X->val[j];
     }
     int rc = datm_csr_alloc(obs, N, X->n_cols, nnz_o, err);
-    if (!rc) rc = datm_csr_alloc(heldout, N, X->n_cols, nnz_h, err);
+    if (!rc && heldout) rc = datm_csr_alloc(heldout, N, X->n_cols, nnz_h, err);
     if (rc) {
         datm_csr_free(obs);
         datm_free(ov);
@@ -96,11 +103,27 @@ int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, do
     for (int64_t n = 0; n < N; n++) {
         for (int64_t j = X->row_ptr[n]; j < X->row_ptr[n + 1]; j++) {
             if (ov[j] > 0.0f) { obs->col[po] = X->col[j]; obs->val[po++] = ov[j]; }
-            if (ov[j] < X->val[j]) { heldout->col[ph] = X->col[j]; heldout->val[ph++] = X->val[j] - ov[j]; }
+            if (heldout && ov[j] < X->val[j]) {
+                heldout->col[ph] = X->col[j];
+                heldout->val[ph++] = X->val[j] - ov[j];
+            }
         }
         obs->row_ptr[n + 1] = po;
-        heldout->row_ptr[n + 1] = ph;
+        if (heldout) heldout->row_ptr[n + 1] = ph;
     }
     datm_free(ov);
     return DATM_OK;
+}
+
+int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, double obs_frac,
+                          uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err)
+{
+    DATM_ASSERT(heldout);
+    return split_rows(X, first_doc, parallel, NULL, obs_frac, seed, obs, heldout, err);
+}
+
+int datm_token_split_rows_obs(const datm_csr *X, int64_t first_doc, const uint8_t *keep,
+                              double obs_frac, uint64_t seed, datm_csr *obs, datm_error *err)
+{
+    return split_rows(X, first_doc, 0, keep, obs_frac, seed, obs, NULL, err);
 }

@@ -1,6 +1,7 @@
 /* engine/data/stream.c: the mini-batch stream over a sharded corpus (order in stream.h).
  * One read-ahead thread at a time loads the shard after the current one (read, checksum,
- * token split, visiting order) while the caller trains on the current one. */
+ * visiting order, token split) while the caller trains on the current one; a data-parallel
+ * rank splits only the rows it will copy. */
 #include "data/stream.h"
 
 #include <stdlib.h>
@@ -29,21 +30,29 @@ static void chunk_free(datm_stream_chunk *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The rows of c's shard that datm_stream_next copies (this rank's rows of each mini-batch,
+ * own_of > 0): row perm[p] is position pos0 + p of the epoch's stream, row i of mini-batch
+ * (pos0 + p) / B. NULL (all rows) without own_of or when out of memory. */
+static uint8_t *rows_needed(const datm_stream *s, const datm_stream_chunk *c, int64_t n)
+{
+    if (s->o.own_of <= 0) return NULL;
+    uint8_t *keep = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!keep) return NULL;
+    const int64_t B = s->o.batch_size, N = s->set->n_docs;
+    for (int64_t p = 0; p < n; p++) {
+        const int64_t pos = c->pos0 + p, b = pos / B, i = pos - b * B;
+        const int64_t m = DATM_MIN(B, N - b * B);
+        keep[c->perm[p]] = i >= m * s->o.own0 / s->o.own_of && i < m * s->o.own1 / s->o.own_of;
+    }
+    return keep;
+}
+
 /* Loads c->shard for (c->epoch, c->slot) into c; the status goes into c->rc / c->err. */
 static void chunk_load(const datm_stream *s, datm_stream_chunk *c)
 {
     const datm_shard_info *si = &s->set->shard[c->shard];
     datm_csr raw = {0};
     c->rc = datm_shard_read(s->set, c->shard, &raw, &c->err);
-    if (!c->rc && s->o.obs_frac > 0) {
-        datm_csr held = {0};
-        c->rc = datm_token_split_rows(&raw, si->first_doc, 0, s->o.obs_frac, s->o.split_seed,
-                                      &c->X, &held, &c->err);
-        datm_csr_free(&held);
-        datm_csr_free(&raw);
-    } else if (!c->rc) {
-        c->X = raw;
-    }
     if (!c->rc) {
         c->perm = datm_alloc_array((size_t)si->n_docs, sizeof *c->perm, &c->err);
         if (!c->perm) c->rc = DATM_E_NOMEM;
@@ -58,6 +67,19 @@ static void chunk_load(const datm_stream *s, datm_stream_chunk *c)
             datm_rng_shuffle_i64(&r, c->perm, si->n_docs);
         }
     }
+    if (!c->rc && s->o.obs_frac > 0) {
+        /* a rank splits only the rows it copies (the split of a row is keyed by its
+         * document, so those rows get the tokens a whole split gives them) */
+        uint8_t *keep = rows_needed(s, c, si->n_docs);
+        c->rc = datm_token_split_rows_obs(&raw, si->first_doc, keep, s->o.obs_frac,
+                                          s->o.split_seed, &c->X, &c->err);
+        free(keep);
+        datm_csr_free(&raw);
+    } else if (!c->rc) {
+        c->X = raw;
+    } else {
+        datm_csr_free(&raw);
+    }
 }
 
 static void *load_thread(void *arg)
@@ -69,13 +91,15 @@ static void *load_thread(void *arg)
 
 /* The (epoch, slot) after (epoch, slot), and its shard number. */
 static void following(const datm_stream *s, int64_t epoch, int slot, int64_t *e2, int *slot2,
-                      int *shard2)
+                      int *shard2, int64_t *pos2)
 {
     const int S = s->set->n_shards;
+    *pos2 = 0;
     if (slot + 1 < S) {
         *e2 = epoch;
         *slot2 = slot + 1;
         *shard2 = (int)s->order[slot + 1];
+        *pos2 = s->cur.pos0 + s->set->shard[s->order[slot]].n_docs;
     } else {
         int64_t *o = malloc(sizeof *o * (size_t)S);
         DATM_ASSERT(o);
@@ -100,7 +124,8 @@ static void prefetch_start(datm_stream *s)
 {
     prefetch_join(s);
     chunk_free(&s->next);
-    following(s, s->cur.epoch, s->cur.slot, &s->next.epoch, &s->next.slot, &s->next.shard);
+    following(s, s->cur.epoch, s->cur.slot, &s->next.epoch, &s->next.slot, &s->next.shard,
+              &s->next.pos0);
     if (pthread_create(&s->thread, NULL, load_thread, s) == 0) s->busy = 1;
     else chunk_load(s, &s->next);
 }
@@ -119,6 +144,7 @@ static int make_current(datm_stream *s, int64_t epoch, int slot, datm_error *err
         s->cur.epoch = epoch;
         s->cur.slot = slot;
         s->cur.shard = (int)s->order[slot];
+        for (int i = 0; i < slot; i++) s->cur.pos0 += s->set->shard[s->order[i]].n_docs;
         chunk_load(s, &s->cur);
     }
     if (s->cur.rc) {

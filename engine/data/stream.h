@@ -37,6 +37,7 @@ typedef struct datm_stream_chunk {
     int64_t  epoch;
     int      slot;            /* position in the epoch's shard order */
     int      shard;           /* shard number */
+    int64_t  pos0;            /* position of its first document in the epoch's stream */
     datm_csr X;               /* the shard's documents (observed part under a token split) */
     int64_t *perm;            /* (n_docs) visiting order, rows of X */
     int      rc;
