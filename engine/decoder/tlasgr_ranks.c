@@ -9,8 +9,8 @@
 #include "decoder/decoder.h"
 #include "par/par.h"
 
-/* Doubles of part p's message: per layer the first bad column, then per block its rows of
- * Phi and its M entries. */
+/* Doubles of part p's message: per layer the first bad column, then its blocks' columns of
+ * Phi (K_{l-1} rows each) and of M. */
 static int64_t part_len(const datm_gbn *g, int p, int parts)
 {
     int64_t n = g->L, b0, b1;
@@ -24,28 +24,39 @@ static int64_t part_len(const datm_gbn *g, int p, int parts)
     return n;
 }
 
-/* Packs (pack = 1) or unpacks part p's blocks at msg. */
+/* Packs (pack = 1) or unpacks part p's blocks at msg. A part's blocks of one layer are
+ * adjacent columns [k0, k1): per layer, each row's run of them, then M's; one copy per row
+ * instead of one per row and block (rows are K_l doubles apart). */
 static void part_copy(datm_gbn *g, int p, int parts, double *msg, int pack)
 {
     int64_t o = g->L, b0, b1;
     datm_tlasgr_part_blocks(g, p, parts, &b0, &b1);
-    for (int64_t bk = b0; bk < b1; bk++) {
+    for (int64_t bk = b0; bk < b1;) {
         int l, w;
         int64_t k0;
         datm_tlasgr_block(g, bk, &l, &k0, &w);
-        const int64_t R = g->K[l - 1], C = g->K[l];
-        for (int64_t v = 0; v < R; v++, o += w) {
+        int64_t k1 = k0 + w;
+        for (bk++; bk < b1; bk++) {   /* the part's further blocks of layer l */
+            int l2, w2;
+            int64_t k2;
+            datm_tlasgr_block(g, bk, &l2, &k2, &w2);
+            if (l2 != l || k2 != k1) break;
+            k1 = k2 + w2;
+        }
+        const int64_t R = g->K[l - 1], C = g->K[l], n = k1 - k0;
+        for (int64_t v = 0; v < R; v++, o += n) {
             double *row = g->phi[l] + v * C + k0;
             if (pack) {
-                memcpy(msg + o, row, (size_t)w * sizeof(double));
+                memcpy(msg + o, row, (size_t)n * sizeof(double));
             } else {
-                memcpy(row, msg + o, (size_t)w * sizeof(double));
-                for (int j = 0; j < w; j++) g->phi_f[l][v * C + k0 + j] = (float)row[j];
+                memcpy(row, msg + o, (size_t)n * sizeof(double));
+                float *row_f = g->phi_f[l] + v * C + k0;
+                for (int64_t j = 0; j < n; j++) row_f[j] = (float)row[j];
             }
         }
-        if (pack) memcpy(msg + o, g->M[l] + k0, (size_t)w * sizeof(double));
-        else memcpy(g->M[l] + k0, msg + o, (size_t)w * sizeof(double));
-        o += w;
+        if (pack) memcpy(msg + o, g->M[l] + k0, (size_t)n * sizeof(double));
+        else memcpy(g->M[l] + k0, msg + o, (size_t)n * sizeof(double));
+        o += n;
     }
 }
 

@@ -233,6 +233,22 @@ static int eval_perplexity(datm_model *m, const datm_csr *obs, const datm_csr *h
 
 /* ---- training ---- */
 
+/* Position of the first non-finite entry of x (n), or -1. First a pass without branches
+ * (exponent bits all set: inf or NaN), which the compiler vectorises, since Phi is checked
+ * every mini-batch (650,000 entries at V = 5,000, K = 128-64-32) and is nearly always fine. */
+static int64_t first_nonfinite(const float *x, int64_t n)
+{
+    uint32_t any = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, x + i, sizeof u);
+        any |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    for (int64_t i = 0; any && i < n; i++)
+        if (!isfinite(x[i])) return i;
+    return -1;
+}
+
 static int check_finite(run_ctx *c, const datm_train_stats *s, int64_t iter, datm_error *err)
 {
     int64_t ep = (iter - 1) / c->bpe, b = (iter - 1) % c->bpe;
@@ -256,13 +272,13 @@ static int check_finite(run_ctx *c, const datm_train_stats *s, int64_t iter, dat
         const float *phi;
         int64_t rows, cols;
         if (c->m->ops->get_phi(c->m, l, &phi, &rows, &cols) != DATM_OK) continue;
-        for (int64_t i = 0; i < rows * cols; i++)
-            if (!isfinite(phi[i]))
-                return datm_error_set(err, DATM_E_NUMERIC, "iteration %lld (epoch %lld, batch %lld): "
-                                      "Phi(%d)[%lld, %lld] is %g; stopped (the last good "
-                                      "checkpoint is kept)", (long long)iter, (long long)ep,
-                                      (long long)b, l, (long long)(i / cols), (long long)(i % cols),
-                                      (double)phi[i]);
+        const int64_t i = first_nonfinite(phi, rows * cols);
+        if (i >= 0)
+            return datm_error_set(err, DATM_E_NUMERIC, "iteration %lld (epoch %lld, batch %lld): "
+                                  "Phi(%d)[%lld, %lld] is %g; stopped (the last good "
+                                  "checkpoint is kept)", (long long)iter, (long long)ep,
+                                  (long long)b, l, (long long)(i / cols), (long long)(i % cols),
+                                  (double)phi[i]);
     }
     return DATM_OK;
 }
