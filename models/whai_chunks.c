@@ -13,7 +13,8 @@
  * writes them. Step 2-3a: theta of this rank's chunks from the updated encoder, the
  * upward augmentation of their documents into fixed-point counts, summed over the ranks
  * exactly (datm_par_sum_i64_listed: the stats list their nonzero entries, so the counts are
- * cleared, folded and sent without a pass over all of them). The caller (whai.c) takes the TLASGR step.
+ * cleared, folded and sent without a pass over all of them). The caller (whai.c) takes the
+ * TLASGR step.
  *
  * Only this rank's chunks' rows of the mini-batch are read (datm_par_set_own_rows): the run
  * hands over a mini-batch of B rows whose other rows are empty.

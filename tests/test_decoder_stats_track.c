@@ -6,7 +6,8 @@
  * between the two, (2) the list holds exactly thread 0's nonzero entries, each once;
  * another process's counts are then added the way an exchange does (appending the entries
  * they make nonzero), and (3) after the next reset every accumulator is 0 again. A pass of
- * expected counts, a second fold and an exchange that lost its list must fall back to the
+ * expected counts, a second fold, an exchange that lost its list and counts added after the
+ * plain fold (datm_gbn_stats_fold, which gives no list to append to) must fall back to the
  * dense ways and still leave the accumulators equal and clear. */
 #include <omp.h>
 
@@ -70,8 +71,9 @@ static void run(int threads)
     MUST(datm_gbn_stats_create(g, &a, TU_ERR));
     MUST(datm_gbn_stats_create(g, &b, TU_ERR));
     MUST(datm_gbn_stats_track(a, TU_ERR));
-    /* steps: 0, 1, 4, 5 sampled; 2 expected; 3 folds twice; 5 loses the list in its exchange */
-    for (int step = 0; step < 6; step++) {
+    /* steps: 0, 1, 4, 5, 6 sampled; 2 expected; 3 folds twice; 5 loses the list in its
+     * exchange; 6 folds without a list and gets counts added unlisted */
+    for (int step = 0; step < 7; step++) {
         char what[64];
         snprintf(what, sizeof what, "%d threads, step %d", threads, step);
         datm_gbn_stats_reset(a);
@@ -81,14 +83,15 @@ static void run(int threads)
         datm_gbn_key key = {.seed = 11, .purpose = DATM_STREAM_DOC, .step = (uint64_t)step};
         MUST(datm_gbn_augment(g, &X, (const double *const *)theta, &key, mode, a, NULL, TU_ERR));
         MUST(datm_gbn_augment(g, &X, (const double *const *)theta, &key, mode, b, NULL, TU_ERR));
-        int64_t *idx, *n;
-        datm_gbn_stats_fold_listed(a, &idx, &n);
+        int64_t *idx = NULL, *n = NULL;
+        if (step == 6) datm_gbn_stats_fold(a);
+        else datm_gbn_stats_fold_listed(a, &idx, &n);
         datm_gbn_stats_fold(b);
         if (step == 3) {   /* a second fold: unknown from then on */
             datm_gbn_stats_fold_listed(a, &idx, &n);
             datm_gbn_stats_fold(b);
         }
-        const int expect_list = step != 2 && step != 3;
+        const int expect_list = step != 2 && step != 3 && step != 6;
         CHECK((idx != NULL && n && *n >= 0) == expect_list, "%s: list %s", what,
               expect_list ? "missing" : "given where the counts were not listed");
         check_fold(a, b, idx, idx && n ? *n : -1, what);

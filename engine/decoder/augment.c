@@ -170,7 +170,9 @@ static void fold_listed(datm_gbn_stats *s)
 int64_t *datm_gbn_stats_fold(datm_gbn_stats *s)
 {
     int64_t *idx, *n;
-    return datm_gbn_stats_fold_listed(s, &idx, &n);
+    int64_t *fx = datm_gbn_stats_fold_listed(s, &idx, &n);
+    if (n) *n = -1;   /* the caller may add counts (another process's) that no list records */
+    return fx;
 }
 
 int64_t *datm_gbn_stats_fold_listed(datm_gbn_stats *s, int64_t **idx, int64_t **n)

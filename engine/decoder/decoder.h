@@ -122,7 +122,8 @@ void datm_gbn_stats_reset(datm_gbn_stats *s);
 void datm_gbn_stats_reduce(datm_gbn_stats *s);
 /* Folds the per-thread accumulators into the first (the others become 0) and returns it:
  * fx_len fixed-point counts that another process's counts can be added to exactly
- * (engine/par: the counts of every rank summed before the TLASGR step). */
+ * (engine/par: the counts of every rank summed before the TLASGR step). On tracked stats
+ * the next reset clears all fx_len entries, since what the caller adds is not listed. */
 int64_t *datm_gbn_stats_fold(datm_gbn_stats *s);
 /* Turns the sparse bookkeeping on (it stays on; the counts are the same either way): the
  * sampled layer-1 counts of datm_gbn_augment list the entries they make nonzero, per thread;
@@ -131,7 +132,8 @@ int64_t *datm_gbn_stats_fold(datm_gbn_stats *s);
 int  datm_gbn_stats_track(datm_gbn_stats *s, datm_error *err);
 /* datm_gbn_stats_fold that, when tracked, also lists thread 0's nonzero entries: idx (room
  * for fx_len) holds *n of them (an exchange may append the entries it makes nonzero and
- * update *n, or set it to -1: unknown, the next reset clears all); *n = -1 when not tracked.
+ * update *n, or set it to -1: unknown, the next reset clears all). idx and n are NULL when
+ * the counts are not listed (not tracked, or an unlisted write since the reset).
  * The counts must be non-negative (sampled counts are). */
 int64_t *datm_gbn_stats_fold_listed(datm_gbn_stats *s, int64_t **idx, int64_t **n);
 
