@@ -69,6 +69,8 @@ check 'same "$tmp/s1" "$tmp/s2"' "streamed (3 shards): 2 ranks == 1 rank"
 DATM_TEST_KILL_AT_ITER=12 mpi 2 -x DATM_TEST_KILL_AT_ITER "$datm" run "$PAR_SPEC" $C threads=1 \
     data.dataset="$tmp/b3" data.stream=true train.checkpoint_every=5 -o "$tmp/sk" --quiet \
     > "$tmp/sk0.txt" 2>&1
+check '[ -f "$tmp/sk/checkpoints/ckpt-000000000010.h5" ] && [ ! -f "$tmp/sk/result.h5" ]' \
+    "streamed, 2 ranks killed at 12 with a checkpoint at 10"
 mpi 2 "$datm" resume "$tmp/sk" --quiet > "$tmp/sk.txt" 2>&1; rc=$?
 check '[ $rc = 0 ] && same "$tmp/sk" "$tmp/s1"' \
     "streamed, 2 ranks killed at 12, resumed on 2 == uninterrupted: $(tail -1 "$tmp/sk.txt")"
