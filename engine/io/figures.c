@@ -211,8 +211,11 @@ int datm_figure_lines(const char *dir, const char *name, const datm_fig_opts *o,
         for (int64_t j = 0; j < s[i].n; j++)
             if (point_ok(o, s[i].x[j], s[i].y[j]))
                 fprintf(d, "%.17g %.17g\n", s[i].x[j], s[i].y[j]);
-        fprintf(g, "%s'%s.dat' index %d using 1:2 with %s lw 1.5 title ", block ? ", \\\n     " : "plot ",
-                name, block, style_name(o ? o->style : DATM_FIG_LINES));
+        /* gnuplot's default line types repeat their colour after 8: series 9 to 16 take the
+         * same colours dashed, then dotted, so that no two series of a figure look alike */
+        fprintf(g, "%s'%s.dat' index %d using 1:2 with %s lw 1.5 lc %d dt %d title ",
+                block ? ", \\\n     " : "plot ", name, block,
+                style_name(o ? o->style : DATM_FIG_LINES), block % 8 + 1, block / 8 % 4 + 1);
         put_quoted(g, s[i].label ? s[i].label : "");
         block++;
     }
