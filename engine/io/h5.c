@@ -21,6 +21,7 @@ struct datm_h5 {
     char  file[512];   /* file path */
     char  path[512];   /* group path inside the file, "/" for the root */
     char  where[1040]; /* "file:path" for messages */
+    int   untimed;     /* objects created here carry no times (datm_h5_create_untimed) */
 };
 
 /* ---- error helpers ---- */
@@ -122,6 +123,7 @@ static datm_h5 *h5_new(hid_t id, int is_file, const char *file, const char *path
     snprintf(g->file, sizeof g->file, "%s", file);
     snprintf(g->path, sizeof g->path, "%s", path);
     snprintf(g->where, sizeof g->where, "%s:%s", file, path);
+    g->untimed = 0;
     return g;
 }
 
@@ -145,11 +147,12 @@ static hid_t make_fapl(void)
  * status`) fails with EAGAIN, and with it the run. Readers hold it for the moment of a read,
  * so a writer waits that out (20 ms polls, 30 s at most); other failures return at once.
  * create: H5Fcreate (truncating), else H5Fopen with flags. *saved gets errno. */
-static hid_t open_waiting(const char *path, int create, unsigned flags, hid_t fapl, int *saved)
+static hid_t open_waiting(const char *path, int create, unsigned flags, hid_t fcpl, hid_t fapl,
+                          int *saved)
 {
     for (int waited_ms = 0;; waited_ms += 20) {
         errno = 0;
-        hid_t f = create ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
+        hid_t f = create ? H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl)
                          : H5Fopen(path, flags, fapl);
         *saved = errno;
         if (f >= 0 || (*saved != EAGAIN && *saved != EWOULDBLOCK) || waited_ms >= 30000)
@@ -159,22 +162,38 @@ static hid_t open_waiting(const char *path, int create, unsigned flags, hid_t fa
     }
 }
 
-int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
+/* A new file; untimed: its root group (and, through g->untimed, every object created in it
+ * later) without the creation and modification times HDF5 stores by default. */
+static int create_file(const char *path, int untimed, datm_h5 **out, datm_error *err)
 {
     h5_quiet();
     *out = NULL;
     hid_t fapl = make_fapl();
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (untimed) H5Pset_obj_track_times(fcpl, 0);
     int saved = 0;
-    hid_t f = open_waiting(path, 1, 0, fapl, &saved);
+    hid_t f = open_waiting(path, 1, 0, fcpl, fapl, &saved);
     char reason[440] = "";
     if (f < 0) h5_reason_text(reason, sizeof reason, saved);
     H5Pclose(fapl);
+    H5Pclose(fcpl);
     if (f < 0) {
         return datm_error_set(err, DATM_E_IO, "%s: cannot create HDF5 file%s", path, reason);
     }
     *out = h5_new(f, 1, path, "/", err);
     if (!*out) { H5Fclose(f); return err ? err->code : DATM_E_NOMEM; }
+    (*out)->untimed = untimed;
     return DATM_OK;
+}
+
+int datm_h5_create(const char *path, datm_h5 **out, datm_error *err)
+{
+    return create_file(path, 0, out, err);
+}
+
+int datm_h5_create_untimed(const char *path, datm_h5 **out, datm_error *err)
+{
+    return create_file(path, 1, out, err);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -358,7 +377,7 @@ int datm_h5_open(const char *path, int writable, datm_h5 **out, datm_error *err)
     hid_t fapl = make_fapl();
     int saved = 0;
     errno = 0;
-    hid_t f = writable ? open_waiting(path, 0, H5F_ACC_RDWR, fapl, &saved)
+    hid_t f = writable ? open_waiting(path, 0, H5F_ACC_RDWR, H5P_DEFAULT, fapl, &saved)
                        : H5Fopen(path, H5F_ACC_RDONLY, fapl);
     if (!writable) saved = errno;
     char reason[440] = "";
@@ -413,17 +432,20 @@ int datm_h5_group(datm_h5 *g, const char *name, int create, datm_h5 **out, datm_
         if (id < 0) return h5_fail(err, DATM_E_FORMAT, g, name, "exists but is not a group");
     } else {
         if (!create) return h5_fail(err, DATM_E_IO, g, name, "no such group");
-        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), gcpl = H5Pcreate(H5P_GROUP_CREATE);
         H5Pset_create_intermediate_group(lcpl, 1);
-        id = H5Gcreate2(g->id, name, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+        if (g->untimed) H5Pset_obj_track_times(gcpl, 0);
+        id = H5Gcreate2(g->id, name, lcpl, gcpl, H5P_DEFAULT);
         if (id < 0) h5_capture();
         H5Pclose(lcpl);
+        H5Pclose(gcpl);
         if (id < 0) return h5_fail(err, DATM_E_IO, g, name, "cannot create group");
     }
     char path[512];
     join_path(path, sizeof path, g->path, name);
     *out = h5_new(id, 0, g->file, path, err);
     if (!*out) { H5Gclose(id); return err ? err->code : DATM_E_NOMEM; }
+    (*out)->untimed = g->untimed;
     return DATM_OK;
 }
 
@@ -583,11 +605,13 @@ static hid_t open_for_write(datm_h5 *g, const char *name, hid_t ftype, int rank,
         }
     }
     hid_t space = rank ? H5Screate_simple(rank, hd, NULL) : H5Screate(H5S_SCALAR);
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t d = H5Dcreate2(g->id, name, ftype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    if (g->untimed) H5Pset_obj_track_times(dcpl, 0);
+    hid_t d = H5Dcreate2(g->id, name, ftype, space, lcpl, dcpl, H5P_DEFAULT);
     if (d < 0) h5_capture();
     H5Pclose(lcpl);
+    H5Pclose(dcpl);
     H5Sclose(space);
     if (d < 0) h5_fail(err, DATM_E_IO, g, name, "cannot create dataset");
     return d;
@@ -1086,4 +1110,68 @@ int datm_h5_verify_file(const char *path, datm_h5_visit_fn fn, void *user, datm_
     datm_h5_close(&f);
     if (rc) datm_error_prefix(err, "reading back: ");
     return rc;
+}
+
+/* ---- copies between files (run records) ---- */
+
+int datm_h5_copy(datm_h5 *src, const char *name, datm_h5 *dst, const char *dst_name,
+                 datm_error *err)
+{
+    h5_quiet();
+    herr_t r = H5Ocopy(src->id, name, dst->id, dst_name, H5P_DEFAULT, H5P_DEFAULT);
+    if (r < 0) h5_capture();
+    if (r < 0) {
+        char what[600];
+        snprintf(what, sizeof what, "cannot copy to %.500s", dst->file);
+        return h5_fail(err, DATM_E_IO, src, name, what);
+    }
+    return DATM_OK;
+}
+
+typedef struct attr_copy {
+    hid_t dst;
+    char  failed[256];   /* the attribute that could not be copied */
+} attr_copy;
+
+/* Reads attribute `name` of loc in its own type (strings as stored, numbers native) and
+ * writes it onto c->dst with the stored type and shape. */
+static herr_t attr_copy_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    attr_copy *c = data;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1, sp = a >= 0 ? H5Aget_space(a) : -1;
+    hid_t mt = ft < 0 ? -1
+             : H5Tget_class(ft) == H5T_STRING ? H5Tcopy(ft) : H5Tget_native_type(ft, H5T_DIR_ASCEND);
+    const hssize_t n = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    const size_t size = mt >= 0 ? H5Tget_size(mt) : 0;
+    void *buf = n >= 0 && size ? calloc((size_t)(n ? n : 1), size) : NULL;
+    const int got = buf && H5Aread(a, mt, buf) >= 0;
+    hid_t b = got ? H5Acreate2(c->dst, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    const int ok = b >= 0 && H5Awrite(b, mt, buf) >= 0;
+    if (!ok) h5_capture();
+    if (got && H5Tdetect_class(mt, H5T_VLEN) > 0) H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+    else if (got && H5Tget_class(mt) == H5T_STRING && H5Tis_variable_str(mt) > 0)
+        H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+    free(buf);
+    if (b >= 0) H5Aclose(b);
+    if (mt >= 0) H5Tclose(mt);
+    if (ft >= 0) H5Tclose(ft);
+    if (sp >= 0) H5Sclose(sp);
+    if (a >= 0) H5Aclose(a);
+    if (ok) return 0;
+    snprintf(c->failed, sizeof c->failed, "%s", name);
+    return -1;
+}
+
+int datm_h5_attrs_copy(datm_h5 *src, datm_h5 *dst, datm_error *err)
+{
+    h5_quiet();
+    attr_copy c = {dst->id, ""};
+    hsize_t idx = 0;
+    herr_t r = H5Aiterate2(src->id, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_copy_cb, &c);
+    if (r >= 0) return DATM_OK;
+    char what[600];
+    snprintf(what, sizeof what, "cannot copy attribute '%.200s' to %.300s", c.failed, dst->file);
+    return h5_fail(err, DATM_E_IO, src, NULL, what);
 }

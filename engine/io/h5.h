@@ -92,6 +92,16 @@ typedef void (*datm_h5_visit_fn)(const char *path, int rank, const int64_t *dims
 int  datm_h5_read_all(datm_h5 *g, datm_h5_visit_fn fn, void *user, datm_error *err);
 /* Opens path read-only and reads it all (datm_h5_read_all): the file is whole and readable. */
 int  datm_h5_verify_file(const char *path, datm_h5_visit_fn fn, void *user, datm_error *err);
+/* ---- copies between files (run records, engine/pipeline/record.c) ---- */
+/* A new file (truncating) whose objects carry no creation or modification times, so the same
+ * content written in the same order gives the same bytes: files kept under version control. */
+int  datm_h5_create_untimed(const char *path, datm_h5 **out, datm_error *err);
+/* Copies object `name` under src (a dataset, or a group with everything under it; attributes
+ * too; as stored, times included) to dst_name under dst, whose parent group must exist. */
+int  datm_h5_copy(datm_h5 *src, const char *name, datm_h5 *dst, const char *dst_name,
+                  datm_error *err);
+/* Copies every attribute of src onto dst (none of the same name there yet), in name order. */
+int  datm_h5_attrs_copy(datm_h5 *src, datm_h5 *dst, datm_error *err);
 /* "FILE:/group/path" of g, for messages. */
 const char *datm_h5_where(const datm_h5 *g);
 
