@@ -2,8 +2,10 @@
  * tests/test_pipeline_report.c: the pipeline report (engine/pipeline/report*.c) over a
  * pipeline built by hand and small result.h5 files (tests/result_fixture.h):
  * - runs table: status of finished, running, missing and unreadable runs, the cache key
- *   cut to 12 hex, the spec relative to the pipeline file, overrides, train_s, a link to
- *   OUT/runs/<id> when it exists; runs.csv with labels and every metric
+ *   cut to 12 hex, the spec relative to the pipeline file, overrides, train_s, a finished
+ *   run's id linked to its record; runs.csv with labels and every metric
+ * - run records: OUT/records/<id>.h5 for every finished run (none for the others), with the
+ *   run's key as pipeline_key and its /metrics
  * - tables in long and pivot form (one and two values per column group), reference values
  *   beside ours (a number and a text), a label column, text templates with integers, a
  *   result.h5 dataset joined by "-" (dataset:/model/inferred_layers[1:]);
@@ -14,8 +16,9 @@
  * - claims: reproduced / not reproduced / not evaluable, forall and exists, tolerance,
  *   informative claims outside --strict, three-valued logic over a running run; the
  *   summary; claims.md / claims.json
- * - determinism: two reports of the same runs are byte-identical (and a second report
- *   directory gives the same tables, claims and figure data); no absolute path, no .tmp left
+ * - determinism: two reports of the same runs are byte-identical, records too (and a second
+ *   report directory gives the same REPORT.md, tables, claims and figure data); no absolute
+ *   path, no .tmp left
  * - datm_pipe_claim_check: syntax errors with the claim's position and column, unknown
  *   runs with a did-you-mean; a report with a bad claim fails naming it; an unwritable
  *   report directory fails */
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "eval/topics.h"
+#include "io/h5.h"
 #include "pipeline/report.h"
 #include "pipeline_fixture.h"
 #include "result_fixture.h"
@@ -312,11 +316,11 @@ static void check_report(const char *out)
     CHECK_LINE(md, "- claims: 4 reproduced, 3 not reproduced, 2 not evaluable");
     /* runs table */
     char line[512];
-    snprintf(line, sizeof line, "| [whai_128](runs/whai_128/) | COMPLETED | `%.12s` | "
+    snprintf(line, sizeof line, "| [whai_128](records/whai_128.h5) | COMPLETED | `%.12s` | "
              "specs/whai_128.yaml | `train.epochs=2` | 12.5 |", ST[0].key);
     CHECK_LINE(md, line);
-    snprintf(line, sizeof line, "| whai_128-64 | COMPLETED | `%.12s` | specs/whai_128-64.yaml | "
-             "| 20.2 |", ST[1].key);
+    snprintf(line, sizeof line, "| [whai_128-64](records/whai_128-64.h5) | COMPLETED | `%.12s` | "
+             "specs/whai_128-64.yaml | | 20.2 |", ST[1].key);
     CHECK_LINE(md, line);
     snprintf(line, sizeof line, "| wai_128-64 | RUNNING | `%.12s` | specs/wai_128-64.yaml | | - |",
              ST[3].key);
@@ -466,8 +470,8 @@ static void check_report(const char *out)
 /* No NAME.tmp left anywhere under dir. */
 static int no_tmp(const char *dir)
 {
-    const char *subs[] = {"", "/tables", "/figures"};
-    for (int k = 0; k < 3; k++) {
+    const char *subs[] = {"", "/tables", "/figures", "/records"};
+    for (int k = 0; k < 4; k++) {
         char d[700];
         snprintf(d, sizeof d, "%s%s", dir, subs[k]);
         DIR *h = opendir(d);
@@ -479,6 +483,27 @@ static int no_tmp(const char *dir)
         closedir(h);
     }
     return 1;
+}
+
+/* A record for each finished run (its key as pipeline_key, its /metrics), none for others. */
+static void check_records(const char *out)
+{
+    for (int i = 0; i < P.n_runs; i++) {
+        char path[800], key[65] = "";
+        datm_record_path(out, P.runs[i].id, path, sizeof path);
+        const int finished = i < 3;   /* whai_128, whai_128-64, wai_128 */
+        CHECK(fixture_exists(path) == finished, "record of %s %s", P.runs[i].id,
+              finished ? "missing" : "written");
+        if (!finished) continue;
+        datm_error err = {0};
+        CHECK(datm_record_key(path, key, &err) == DATM_OK && !strcmp(key, ST[i].key),
+              "record key of %s: %s", P.runs[i].id, err.msg);
+        datm_h5 *h = NULL;
+        CHECK(datm_h5_open(path, 0, &h, &err) == DATM_OK, "open %s: %s", path, err.msg);
+        CHECK(h && datm_h5_shape(h, "metrics/perplexity", NULL) == 0, "record of %s has "
+              "/metrics/perplexity", P.runs[i].id);
+        datm_h5_close(&h);
+    }
 }
 
 static void check_claim_errors(void)
@@ -548,6 +573,9 @@ int main(void)
     snprintf(cmd, sizeof cmd, "%s/figures/nodata.png", out1);
     CHECK(!fixture_exists(cmd), "stale nodata.png removed");
     check_report(out1);
+    check_records(out1);
+    snprintf(cmd, sizeof cmd, "cp '%s/records/whai_128.h5' '%s/first_record.h5'", out1, base);
+    CHECK(system(cmd) == 0, "keep a record");
     CHECK(no_tmp(out1), "no .tmp left");
 
     /* determinism: the same runs give the same bytes */
@@ -559,13 +587,15 @@ int main(void)
         char *again = slurp2(out1, files[k]), *other = slurp2(out2, files[k]);
         CHECK(first[k] && again && !strcmp(first[k], again), "%s differs between two reports",
               files[k]);
-        if (strcmp(files[k], "REPORT.md"))   /* REPORT.md links OUT/runs/<id> when present */
-            CHECK(first[k] && other && !strcmp(first[k], other), "%s differs in another dir",
-                  files[k]);
+        CHECK(first[k] && other && !strcmp(first[k], other), "%s differs in another dir",
+              files[k]);
         free(again);
         free(other);
         free(first[k]);
     }
+    check_records(out1);
+    snprintf(cmd, sizeof cmd, "cmp -s '%s/records/whai_128.h5' '%s/first_record.h5'", out1, base);
+    CHECK(system(cmd) == 0, "a second report rewrites a record with the same bytes");
     check_claim_errors();
 
     datm_pipeline_free(&P);

@@ -25,19 +25,29 @@ static void help(FILE *f)
         "engine's numerics version, its settings that differ from the defaults, and the\n"
         "content hashes of its data files. A COMPLETED run with the same key is reused,\n"
         "never rerun; an interrupted one resumes from its checkpoint.\n\n"
+        "Run records: every report also writes OUT/records/<id>.h5 for each finished run, a\n"
+        "small copy of what the report reads of it (metrics, curves, the datasets its tables\n"
+        "and figures use) with the run's cache key. They are committed with the report, so\n"
+        "that where the cache is not (another machine, a fresh clone) the report regenerates\n"
+        "and the pipeline continues without rerunning a finished run: a run that is not\n"
+        "COMPLETED in the cache but has a record with its current key counts as finished\n"
+        "(status recorded). A record with another key (a changed setting or data file) is\n"
+        "stale and ignored: the run is pending. A COMPLETED run in the cache wins over its\n"
+        "record; --force reruns a recorded run too, and the next report replaces its record.\n\n"
         "run       runs what is not cached (independent runs at once within the core budget,\n"
         "          each logging to OUT/logs/<id>.log), links each run as OUT/runs/<id>, then\n"
         "          writes the report into OUT (the profile's out:, else the file's out:,\n"
         "          else results/<name>).\n"
         "          Killed or interrupted, it stops every run at a checkpoint; run it again to\n"
         "          continue.\n"
-        "status    one line per run: pending, done, cached, running, failed, resumable or\n"
-        "          partial, with its cache key and directory (done: linked from OUT/runs).\n"
+        "status    one line per run: pending, done, cached, running, failed, resumable,\n"
+        "          partial or recorded, with its cache key and directory (done: linked from\n"
+        "          OUT/runs; recorded: its record).\n"
         "report    (re)writes the report from the runs as they are (unfinished ones show as\n"
         "          missing): REPORT.md (runs, tables, figures, claims with their numbers),\n"
         "          runs.csv (one row per run with every metric), tables/ID.{md,csv,json},\n"
-        "          figures/ID.{png,svg,dat,gp} and claims.{md,json}. Only those files change:\n"
-        "          another report may live in a folder inside OUT.\n\n"
+        "          figures/ID.{png,svg,dat,gp}, claims.{md,json} and records/ID.h5. Only those\n"
+        "          files change: another report may live in a folder inside OUT.\n\n"
         "--profile P   the profile's overrides and out: (default: the file's default_profile)\n"
         "-j N          core budget (default 1); runs at once = N / threads\n"
         "--threads T   threads per run (default: the file's threads:, else 1)\n"
@@ -45,8 +55,8 @@ static void help(FILE *f)
         "--dry         print what would run and the cache keys; run nothing\n"
         "--plugin P    load a plugin's model variants (also DATM_PLUGIN_PATH; the runs load\n"
         "              them too; a plugin's content is part of its runs' cache keys)\n"
-        "--force       rerun cached runs too (each old result is kept until its new one is\n"
-        "              COMPLETED)\n"
+        "--force       rerun cached and recorded runs too (each old result is kept until its\n"
+        "              new one is COMPLETED; the report then replaces its record)\n"
         "--strict      exit 3 when a claim (not marked informative) is not reproduced or\n"
         "              cannot be evaluated\n"
         "-o DIR        the output folder: report, runs/ links, logs/ (default: the profile's\n"
@@ -164,8 +174,9 @@ static int cmd_status(const datm_pipeline *p, const datm_pipe_state *st)
         if (s->status == DATM_PIPE_RESUMABLE)
             snprintf(extra, sizeof extra, " (checkpoint at %lld)", (long long)s->ckpt_iteration);
         if (s->status == DATM_PIPE_RUNNING) snprintf(extra, sizeof extra, " (pid %ld)", s->pid);
+        const char *where = s->status == DATM_PIPE_RECORDED ? s->record : s->dir;
         printf("%-9s %-30s %.16s  %s%s\n", datm_pipe_status_name(s->status), p->runs[i].id, s->key,
-               s->dir, extra);
+               where, extra);
     }
     printf("#");
     for (int k = 0; k < DATM_PIPE_STATUS_COUNT_; k++)

@@ -251,7 +251,7 @@ static int spec_key(const datm_pipe_run *r, const datm_model_catalog *cat,
 /* ---- states ---- */
 
 static const char *const status_names[DATM_PIPE_STATUS_COUNT_] = {
-    "pending", "done", "cached", "running", "failed", "resumable", "partial"};
+    "pending", "done", "cached", "running", "failed", "resumable", "partial", "recorded"};
 _Static_assert(sizeof status_names / sizeof *status_names == DATM_PIPE_STATUS_COUNT_,
                "one name per status");
 
@@ -270,8 +270,9 @@ static int linked(const datm_pipeline *p, const datm_pipe_run *r, const char *di
     return realpath(link, a) && realpath(dir, b) && !strcmp(a, b);
 }
 
-/* probe: look at the lock (0: this process holds it, and its own look would see it held) */
-static void state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int probe)
+/* The state of run i's cache directory. probe: look at the lock (0: this process holds it,
+ * and its own look would see it held) */
+static void cache_state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int probe)
 {
     st->pid = 0;
     st->ckpt_iteration = 0;
@@ -304,6 +305,38 @@ static void state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int p
         st->status = DATM_PIPE_RESUMABLE;
     else
         st->status = DATM_PIPE_PARTIAL;
+}
+
+/* The cache's state, then the record's: a COMPLETED result in the cache always wins, and a
+ * run another process writes is waited for; anything else with a usable record is finished. */
+static void state_read(const datm_pipeline *p, int i, datm_pipe_state *st, int probe)
+{
+    cache_state_read(p, i, st, probe);
+    if (st->record[0] && st->status != DATM_PIPE_DONE && st->status != DATM_PIPE_CACHED &&
+        st->status != DATM_PIPE_RUNNING)
+        st->status = DATM_PIPE_RECORDED;
+}
+
+/* Sets st->record when OUT/records/<id>.h5 has the run's key; a record with another key
+ * (stale) or one that cannot be read is left unused, said in one line. Read only when the
+ * cache has no COMPLETED result, which wins anyway. */
+static void record_look(const datm_pipeline *p, int i, datm_pipe_state *st)
+{
+    char path[sizeof st->record], key[65];
+    st->record[0] = '\0';
+    datm_record_path(p->out_dir, p->runs[i].id, path, sizeof path);
+    if (st->status == DATM_PIPE_DONE || st->status == DATM_PIPE_CACHED || access(path, F_OK) != 0)
+        return;
+    datm_error e = {0};
+    if (datm_record_key(path, key, &e) != DATM_OK) {
+        datm_warn("run %s: its record is not used: %s", p->runs[i].id, e.msg);
+    } else if (strcmp(key, st->key) != 0) {
+        datm_warn("run %s: its record %s is stale (key %.12s, the run's is now %.12s): "
+                  "ignored", p->runs[i].id, path, key, st->key);
+    } else {
+        snprintf(st->record, sizeof st->record, "%s", path);
+        if (st->status != DATM_PIPE_RUNNING) st->status = DATM_PIPE_RECORDED;
+    }
 }
 
 void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
@@ -351,6 +384,7 @@ int datm_pipeline_states(const datm_pipeline *p, const datm_model_catalog *cat,
                 return datm_error_set(err, DATM_E_INVALID, "%s: cache path too long",
                                       p->cache_dir);
             datm_pipe_state_refresh(p, i, &st[i]);
+            record_look(p, i, &st[i]);
         }
     return DATM_OK;
 }

@@ -231,6 +231,8 @@ typedef enum {
     DATM_PIPE_FAILED,        /* FAILED: rerun only with --force */
     DATM_PIPE_RESUMABLE,     /* INTERRUPTED or killed, with a checkpoint: will resume */
     DATM_PIPE_PARTIAL,       /* killed before its first checkpoint: will start afresh */
+    DATM_PIPE_RECORDED,      /* not COMPLETED in the cache, but OUT/records/<id>.h5 holds it
+                                with its current key: finished, not rerun (--force reruns) */
     DATM_PIPE_STATUS_COUNT_
 } datm_pipe_status;
 const char *datm_pipe_status_name(datm_pipe_status s);   /* "pending", "done", ... */
@@ -243,10 +245,15 @@ typedef struct datm_pipe_state {
     datm_pipe_status status;
     int64_t ckpt_iteration;   /* RESUMABLE: mini-batches of its newest checkpoint */
     long    pid;              /* RUNNING: the holder */
+    char    record[1300];     /* its record with the run's current key ("" none, or stale or
+                                 unreadable: then ignored); RECORDED when the cache has no
+                                 COMPLETED result */
 } datm_pipe_state;
 
 /* Keys and states of every run (st: n_runs). Spec runs first, then ensembles (their keys
- * need the members'). */
+ * need the members'). A run without a COMPLETED result in the cache is RECORDED when its
+ * record has the run's key; a record with another key (stale) or one that cannot be read is
+ * ignored with a one-line warning naming it. */
 int  datm_pipeline_states(const datm_pipeline *p, const datm_model_catalog *cat,
                           datm_filehash_cache *fc, datm_pipe_state *st, datm_error *err);
 /* Re-reads the state of run i (its key and dir already set). */
@@ -254,12 +261,39 @@ void datm_pipe_state_refresh(const datm_pipeline *p, int i, datm_pipe_state *st)
 /* The same, by a process that holds the run's lock itself (never RUNNING). */
 void datm_pipe_state_refresh_held(const datm_pipeline *p, int i, datm_pipe_state *st);
 
+/* ---- run records (record.c) ----
+ * OUT/records/<id>.h5: what the report reads of a finished run (root attributes, /metrics,
+ * /curves and whatever the pipeline's tables and figures read of it), with the run's cache
+ * key as the root attribute pipeline_key. A report writes one for every finished run it
+ * reads from the cache; committed with the report, records let the report regenerate and
+ * the pipeline continue where the cache is not (another machine, a fresh clone). */
+#define DATM_RECORD_DIR "records"
+#define DATM_RECORD_ATTR_KEY "pipeline_key"
+/* What a record holds beyond the root attributes, copied in this order. */
+typedef struct datm_record_parts {
+    datm_strlist groups;     /* whole groups: metrics, curves, ... */
+    datm_strlist datasets;   /* single datasets ("/model/inferred_layers") */
+    int topics;              /* /topics without its projections, and /data/vocab */
+    int phi;                 /* /model/phi_1..L, /usage and /data/vocab */
+} datm_record_parts;
+void datm_record_parts_free(datm_record_parts *w);
+/* OUT_DIR/records/<id>.h5 into out. */
+void datm_record_path(const char *out_dir, const char *id, char *out, size_t size);
+/* The pipeline key of the record at path (key: 65 chars). Fails naming the file when it cannot
+ * be read (DATM_E_IO, DATM_E_FORMAT for a damaged file), has no key or is not COMPLETED. */
+int  datm_record_key(const char *path, char key[65], datm_error *err);
+/* Writes the record of the run at src_run (a run directory or a result file, a record too)
+ * to path (PATH.tmp, renamed when complete) with key; parts that src_run lacks are left out.
+ * The same source and parts give the same bytes. */
+int  datm_record_write(const char *src_run, const char *path, const char *key,
+                       const datm_record_parts *w, datm_error *err);
+
 /* ---- running (sched.c) ---- */
 typedef struct datm_pipe_exec_opts {
     int  jobs;              /* core budget (-j); runs at once = max(1, jobs / threads) */
     int  threads;           /* threads per run; 0: the pipeline file's `threads` */
-    int  force;             /* rerun COMPLETED runs too (the old result is kept until the new
-                               one completes: datm run --overwrite) */
+    int  force;             /* rerun COMPLETED and recorded runs too (the old result is kept
+                               until the new one completes: datm run --overwrite) */
     int  dry;               /* print what would run, run nothing */
     int  quiet;             /* no live status line, only events */
     const char *only;       /* POSIX extended regex over run ids (NULL: all); the members of
@@ -270,8 +304,9 @@ typedef struct datm_pipe_exec_opts {
 /* Marks the runs chosen by opts->only (p->runs[i].selected). Returns the count, or -1 with
  * err set for a bad regex. */
 int  datm_pipeline_select(datm_pipeline *p, const char *only, datm_error *err);
-/* Runs every selected run that is not COMPLETED in the cache (st from datm_pipeline_states,
- * updated in place): pending ones with `datm run`, resumable ones with `datm resume`,
+/* Runs every selected run that is neither COMPLETED in the cache nor recorded (st from
+ * datm_pipeline_states, updated in place; a member of an ensemble to be run is run even when
+ * recorded, the ensemble needs its model): pending ones with `datm run`, resumable ones with `datm resume`,
  * ensembles once their members are done; independent runs at once within the core budget,
  * each with its log in OUT/logs/<id>.log, every finished run linked as OUT/runs/<id>.
  * Killing the pipeline stops its runs at a checkpoint (they get SIGINT) and a rerun

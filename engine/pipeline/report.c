@@ -22,7 +22,8 @@ static const char *status_of(const datm_pipe_state *s, int *finished)
     *finished = 0;
     switch (s->status) {
     case DATM_PIPE_DONE:
-    case DATM_PIPE_CACHED: *finished = 1; return "COMPLETED";
+    case DATM_PIPE_CACHED:
+    case DATM_PIPE_RECORDED: *finished = 1; return "COMPLETED";
     case DATM_PIPE_RUNNING: return "RUNNING";
     case DATM_PIPE_FAILED: return "FAILED";
     case DATM_PIPE_RESUMABLE:
@@ -41,7 +42,8 @@ static void load_runs(rep_ctx *c, const datm_pipe_state *st)
         if (!r->finished) continue;
         datm_h5 *h = NULL;
         datm_error e = {0};
-        if (datm_result_open(st[i].dir, 0, &h, &e) || datm_result_metrics_read(h, &r->m, &e)) {
+        if (datm_result_open(rep_source(c, i), 0, &h, &e) ||
+            datm_result_metrics_read(h, &r->m, &e)) {
             datm_warn("report: run %s: %s; its values count as missing", r->run->id, e.msg);
             r->finished = 0;
             r->status = "UNREADABLE";
@@ -121,11 +123,12 @@ static void write_runs_md(const rep_ctx *c, FILE *md)
           "|---|---|---|---|---|---:|\n", md);
     for (int i = 0; i < p->n_runs; i++) {
         const rep_run *r = &c->runs[i];
-        char link[1400], from[1200];
-        struct stat sb;
-        snprintf(link, sizeof link, "%s/runs/%s", c->out, r->run->id);
+        char from[1200];
         fputs("| ", md);
-        if (stat(link, &sb) == 0) fprintf(md, "[%s](runs/%s/)", r->run->id, r->run->id);
+        /* the record, not runs/ID: it is committed with the report, and the same whether
+         * the run was read from the cache or from the record */
+        if (r->finished)
+            fprintf(md, "[%s](%s/%s.h5)", r->run->id, DATM_RECORD_DIR, r->run->id);
         else rep_md_text(md, r->run->id);
         fprintf(md, " | %s | `%.12s` | ", r->status, r->st->key[0] ? r->st->key : "-");
         made_from(c, r->run, from, sizeof from);
@@ -140,11 +143,14 @@ static void write_runs_md(const rep_ctx *c, FILE *md)
         if (rep_metric(c, i, "train_s", &t) == 0) fprintf(md, " | %.1f |\n", t);
         else fputs(" | - |\n", md);
     }
-    fputs("\nEvery run's labels and metrics: [runs.csv](runs.csv).\n\n", md);
+    fputs("\nEvery run's labels and metrics: [runs.csv](runs.csv). A finished run's id links "
+          "to its record (`records/ID.h5`: what this report reads of the run, with its cache "
+          "key); `runs/ID` links to its directory in the run cache where that is.\n\n", md);
 }
 
 /* runs.csv: id, status, key, dir, spec, overrides, the labels (in order of first appearance)
- * and the metrics (by name) of every run. */
+ * and the metrics (by name) of every run. dir: the run's directory in the cache, or
+ * records/ID.h5 for a run read from its record. */
 static int write_runs_csv(const rep_ctx *c, datm_error *err)
 {
     const datm_pipeline *p = c->p;
@@ -181,7 +187,13 @@ static int write_runs_csv(const rep_ctx *c, datm_error *err)
             char buf[1400], ov[4096];
             datm_csv_field(f, r->run->id);
             fprintf(f, ",%s,%s,", r->status, r->st->key);
-            if (r->st->dir[0]) { rep_relpath(r->st->dir, c->out, buf, sizeof buf); datm_csv_field(f, buf); }
+            if (r->st->status == DATM_PIPE_RECORDED) {
+                snprintf(buf, sizeof buf, "%s/%s.h5", DATM_RECORD_DIR, r->run->id);
+                datm_csv_field(f, buf);
+            } else if (r->st->dir[0]) {
+                rep_relpath(r->st->dir, c->out, buf, sizeof buf);
+                datm_csv_field(f, buf);
+            }
             fputc(',', f);
             made_from(c, r->run, buf, sizeof buf);
             datm_csv_field(f, buf);
@@ -235,12 +247,13 @@ int datm_pipeline_report(const datm_pipeline *p, const datm_pipe_state *st, cons
         return datm_error_set(err, DATM_E_NOMEM, "out of memory");
     }
     load_runs(&c, st);
+    rc = rep_records(&c, err);
     /* the figures first (their section held in memory): a claim that a figure shows is
      * judged on whether it was drawn, and the claims' tally heads REPORT.md */
     char *figs = NULL;
     size_t figs_n = 0;
     FILE *fm = open_memstream(&figs, &figs_n);
-    if (!fm) rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
+    if (!fm && !rc) rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
     if (!rc) rc = rep_figures(&c, fm, err);
     if (fm && fclose(fm) != 0 && !rc) rc = datm_error_set(err, DATM_E_NOMEM, "out of memory");
     rep_claim *claims = NULL;

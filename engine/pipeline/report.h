@@ -4,14 +4,18 @@
  *   REPORT.md            title, description, profile, the runs (id, status, cache key, spec,
  *                        overrides, train_s), every table with its note, every figure, and the
  *                        claims with their verdicts and the numbers of each instance
- *   runs.csv             one row per run: id, status, key, dir, spec, overrides, its labels
- *                        and every /metrics value (the union over runs, by name)
+ *   runs.csv             one row per run: id, status, key, dir (its directory in the cache,
+ *                        or records/ID.h5 when read from its record), spec, overrides, its
+ *                        labels and every /metrics value (the union over runs, by name)
  *   tables/ID.{md,csv,json}   per the table's formats (see datm_pipe_table)
  *   figures/ID.{dat,gp,png,svg}   through engine/io/figures.h (an atoms figure:
  *                        figures/ID_layerL.* per layer; a hierarchy: figures/ID.md)
  *   claims.md, claims.json
+ *   records/ID.h5        the run record of every finished run read from the cache (what
+ *                        this report reads of it, pipefile.h, report_records.c)
  *
- * Values: a run counts as finished when its state is DONE or CACHED (its result COMPLETED);
+ * Values: a run counts as finished when its state is DONE or CACHED (its result COMPLETED),
+ * or RECORDED (read from OUT/records/ID.h5 instead, through rep_source);
  * any other run is shown with its status (RUNNING, FAILED, INTERRUPTED, MISSING) and its
  * metrics and curves count as missing. Missing cells print "-" in markdown and CSV and
  * null in JSON; claims over them are not evaluable.

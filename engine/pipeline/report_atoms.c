@@ -88,7 +88,7 @@ int rep_atoms(const rep_ctx *c, const datm_pipe_figure *f, const char *dir, FILE
     char **vocab = NULL;
     int64_t V = 0;
     int h = 0, w = 0;
-    int rc = datm_result_open(c->runs[i].st->dir, 0, &h5, &e);
+    int rc = datm_result_open(rep_source(c, i), 0, &h5, &e);
     if (!rc) rc = datm_result_vocab(h5, &vocab, &V, &e);
     const int image = !rc && datm_vocab_image_shape(vocab, V, &h, &w);
     datm_h5_strings_free(vocab, V);

@@ -90,7 +90,7 @@ static int fig_curves(const rep_ctx *c, const datm_pipe_figure *f, const char *d
         if (!r->finished) { note_skip(o, r->run->id, r->status); continue; }
         datm_h5 *h = NULL;
         datm_error e = {0};
-        if (datm_result_open(r->st->dir, 0, &h, &e) ||
+        if (datm_result_open(rep_source(c, i), 0, &h, &e) ||
             datm_result_columns_read(h, f->group, &cv[n], &e)) {
             datm_warn("figure %s: run %s: %s", f->id, r->run->id, e.msg);
             note_skip(o, r->run->id, "unreadable result");
@@ -214,8 +214,8 @@ int rep_figure_first_run(const rep_ctx *c, const datm_pipe_figure *f, FILE *md)
     fputs("\n### ", md);
     rep_md_text(md, f->title);
     fputs("\n\n", md);
-    for (int r = 0; r < c->p->n_runs; r++)
-        if (datm_pipe_select_match(&f->select, c->runs[r].run) && c->runs[r].finished) return r;
+    const int r = rep_first_finished(c, f);
+    if (r >= 0) return r;
     fputs("No figure yet: no selected run is COMPLETED.\n", md);
     datm_warn("figure %s: no selected run is COMPLETED", f->id);
     return -1;

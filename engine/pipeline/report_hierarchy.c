@@ -61,7 +61,7 @@ int rep_hierarchy(const rep_ctx *c, const datm_pipe_figure *f, FILE *md,
     memset(&ts, 0, sizeof ts);
     char **vocab = NULL;
     int64_t n_vocab = 0;
-    int rc = datm_result_open(c->runs[i].st->dir, 0, &h, &e);
+    int rc = datm_result_open(rep_source(c, i), 0, &h, &e);
     if (!rc) rc = datm_topics_read(h, &ts, &e);
     if (!rc) rc = datm_h5_read_strings(h, "/" DATM_GRP_DATA "/" DATM_DATA_VOCAB, &vocab, &n_vocab, &e);
     datm_h5_close(&h);

@@ -39,6 +39,17 @@ typedef struct rep_cell {
 /* Metric `name` of run i: 0 and *v when finished, present and not NaN; else -1. */
 int rep_metric(const rep_ctx *c, int i, const char *name, double *v);
 
+/* ---- report_records.c ---- */
+/* What every reader of the report opens for run i (datm_result_open accepts both): its
+ * record when the run is RECORDED, else its directory in the cache. */
+const char *rep_source(const rep_ctx *c, int i);
+/* Index of the first finished run that figure f selects, -1 when none: the run a hierarchy
+ * or atoms figure draws. */
+int rep_first_finished(const rep_ctx *c, const datm_pipe_figure *f);
+/* OUT/records/<id>.h5 of every finished run not read from that record itself; a record that
+ * cannot be written is a warning naming it, the report goes on. */
+int rep_records(const rep_ctx *c, datm_error *err);
+
 /* ---- report_text.c ---- */
 /* Fills template tmpl ("{k_1}-{k_2}") for run i: a {KEY} is the run's label, else its
  * metric ({label:KEY}, {metric:KEY} force one); integers print as integers, other numbers

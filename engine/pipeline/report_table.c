@@ -73,7 +73,7 @@ static void dataset_cell(const rep_ctx *c, int i, const char *spec, rep_cell *x)
     double *v = NULL;
     int rank = 0;
     int64_t dims[8] = {0};
-    if (datm_result_open(c->runs[i].st->dir, 0, &h, &e) == DATM_OK &&
+    if (datm_result_open(rep_source(c, i), 0, &h, &e) == DATM_OK &&
         datm_h5_read_f64_alloc(h, path, &v, &rank, dims, &e) == DATM_OK) {
         int64_t n = 1;
         for (int d = 0; d < rank; d++) n *= dims[d];

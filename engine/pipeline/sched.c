@@ -306,10 +306,48 @@ static int members_ready(const datm_pipeline *p, int i, const datm_pipe_state *s
     for (int k = 0; k < r->members.n; k++) {
         int m = datm_pipeline_find_run(p, r->members.v[k]);
         if (!strcmp(st[m].result, "COMPLETED") && jobs[m].phase != JOB_RUNNING) continue;
-        if (jobs[m].phase == JOB_FINISHED && !jobs[m].ok) return -1;
+        /* a member known only by its record has no model to predict with */
+        if (jobs[m].phase == JOB_FINISHED && (!jobs[m].ok || st[m].status == DATM_PIPE_RECORDED))
+            return -1;
         ready = 0;
     }
     return ready;
+}
+
+/* 1 when run i counts as finished without running: COMPLETED in the cache, or recorded. */
+static int finished_state(const datm_pipe_state *s)
+{
+    return s->status == DATM_PIPE_DONE || s->status == DATM_PIPE_CACHED ||
+           s->status == DATM_PIPE_RECORDED;
+}
+
+/* A run to be run despite its record (--force, or a member of an ensemble to be run, which
+ * needs the member's model): the record is set aside for this invocation and the cache's own
+ * state decides how it runs (afresh, resumed, or --overwrite of a COMPLETED one). */
+static void drop_record(const datm_pipeline *p, int i, datm_pipe_state *st)
+{
+    if (!st->record[0]) return;
+    st->record[0] = '\0';
+    datm_pipe_state_refresh(p, i, st);
+}
+
+/* Every selected ensemble that will run needs its members' models, which a record does not
+ * hold: a member known only by its record is run again. */
+static void members_unrecord(const datm_pipeline *p, const datm_pipe_exec_opts *o,
+                             datm_pipe_state *st, int tty)
+{
+    for (int i = 0; i < p->n_runs; i++) {
+        const datm_pipe_run *r = &p->runs[i];
+        if (!r->selected || r->kind != DATM_PIPE_RUN_ENSEMBLE || (finished_state(&st[i]) && !o->force))
+            continue;
+        for (int k = 0; k < r->members.n; k++) {
+            int m = datm_pipeline_find_run(p, r->members.v[k]);
+            if (m < 0 || st[m].status != DATM_PIPE_RECORDED) continue;
+            drop_record(p, m, &st[m]);
+            event(tty, "%s: only its record is here; run again for ensemble %s, which needs "
+                  "its model", p->runs[m].id, r->id);
+        }
+    }
 }
 
 static void dry_run(const datm_pipeline *p, const datm_pipe_state *st,
@@ -318,8 +356,9 @@ static void dry_run(const datm_pipeline *p, const datm_pipe_state *st,
     for (int i = 0; i < p->n_runs; i++) {
         if (!p->runs[i].selected) continue;
         const datm_pipe_state *s = &st[i];
-        int reuse = (s->status == DATM_PIPE_DONE || s->status == DATM_PIPE_CACHED) && !o->force;
-        printf("%-10s %-28s %.12s", reuse ? "cached" : datm_pipe_status_name(s->status),
+        int reuse = finished_state(s) && !o->force;
+        const char *shown = s->status == DATM_PIPE_RECORDED ? "recorded" : "cached";
+        printf("%-10s %-28s %.12s", reuse ? shown : datm_pipe_status_name(s->status),
                p->runs[i].id, s->key);
         if (!reuse && s->status != DATM_PIPE_RUNNING) {
             char *argv[DATM_MAX_OVERRIDES + DATM_ENSEMBLE_MAX + 16], thr[16];
@@ -347,19 +386,24 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
     if (!jobs) return datm_error_set(err, DATM_E_NOMEM, "out of memory");
     const int tty = !o->quiet && isatty(2);
     int n_sel = 0, n_done = 0, running = 0, rc = DATM_OK;
+    members_unrecord(p, o, st, tty);
+    for (int i = 0; i < p->n_runs; i++) {
+        if (p->runs[i].selected && o->force) drop_record(p, i, &st[i]);
+    }
     for (int i = 0; i < p->n_runs; i++) {
         jobs[i].twin = -1;
         if (!p->runs[i].selected) { jobs[i].phase = JOB_FINISHED; jobs[i].ok = 1; continue; }
         n_sel++;
+        /* a recorded run is no twin: the other run, not recorded, is to make the result */
         for (int j = 0; j < i && jobs[i].twin < 0; j++)
-            if (p->runs[j].selected && jobs[j].twin < 0 && !strcmp(st[j].dir, st[i].dir))
+            if (p->runs[j].selected && jobs[j].twin < 0 && !strcmp(st[j].dir, st[i].dir) &&
+                st[j].status != DATM_PIPE_RECORDED)
                 jobs[i].twin = j;
-        int complete = st[i].status == DATM_PIPE_DONE || st[i].status == DATM_PIPE_CACHED;
-        if (complete && !o->force) {
+        if (finished_state(&st[i]) && !o->force) {
             jobs[i].phase = JOB_FINISHED;
             jobs[i].ok = 1;
             n_done++;
-            link_run(p, i, &st[i]);
+            if (st[i].status != DATM_PIPE_RECORDED) link_run(p, i, &st[i]);
         } else if (st[i].status == DATM_PIPE_RUNNING) {
             jobs[i].phase = JOB_ELSEWHERE;   /* another process writes it: wait for it */
             waiting_for(tty, p->runs[i].id, &st[i]);
