@@ -12,7 +12,9 @@
  *   removes or touches a file of the inner one (report files, figures, runs/ links, logs/),
  *   and writing the inner one never touches the outer one's
  * - byte-stable images: with gnuplot installed, two reports of the same runs give the same
- *   PNG and SVG bytes (curves and image grids) */
+ *   PNG and SVG bytes (curves and image grids)
+ * - run records: the runs read from their records alone (RECORDED, the cache set aside) give
+ *   the same REPORT.md and figure data, the atoms' grids included */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +217,36 @@ static char *snapshot(const char *dir, const char *skip)
     return fixture_slurp(list);
 }
 
+/* The report of out's records alone (every finished run RECORDED, its cache directory moved
+ * away) into another folder: the same REPORT.md and figure data. */
+static void check_from_records(const char *out)
+{
+    datm_pipe_state saved[8];
+    memcpy(saved, ST, sizeof saved);
+    char other[600], cmd[1600];
+    snprintf(other, sizeof other, "%s/from_records", base);
+    snprintf(cmd, sizeof cmd, "mv '%s/cache' '%s/cache_away'", base, base);
+    CHECK(system(cmd) == 0, "cache moved away");
+    for (int i = 0; i < P.n_runs; i++) {
+        if (ST[i].status != DATM_PIPE_DONE) continue;
+        datm_record_path(out, P.runs[i].id, ST[i].record, sizeof ST[i].record);
+        ST[i].status = DATM_PIPE_RECORDED;
+        CHECK(fixture_exists(ST[i].record), "record of %s", P.runs[i].id);
+    }
+    datm_error err = {0};
+    CHECK(datm_pipeline_report(&P, ST, other, NULL, &err) == DATM_OK, "report from records: %s",
+          err.msg);
+    static const char *const same[] = {"REPORT.md", "claims.md", "figures/atoms_layer1.dat",
+                                       "figures/atoms_layer2.dat", "figures/curves.dat"};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        snprintf(cmd, sizeof cmd, "cmp -s '%s/%s' '%s/%s'", out, same[k], other, same[k]);
+        CHECK(system(cmd) == 0, "%s differs when read from the records", same[k]);
+    }
+    snprintf(cmd, sizeof cmd, "mv '%s/cache_away' '%s/cache'", base, base);
+    CHECK(system(cmd) == 0, "cache moved back");
+    memcpy(ST, saved, sizeof saved);
+}
+
 /* runs/ links and logs/ as `datm pipeline run` leaves them. */
 static void fake_run_output(const char *out)
 {
@@ -308,6 +340,7 @@ int main(void)
           "tally %d %d, strict %d %d", sum.n[DATM_CLAIM_SHOWN], sum.n[DATM_CLAIM_NOT_EVALUABLE],
           sum.n_strict_not_evaluable, sum.n_strict_not_reproduced);
     check_atoms(out);
+    check_from_records(out);
     /* a claim naming a figure the pipeline lacks */
     datm_pipe_claim bad = P.claims[0];
     snprintf(bad.figure, sizeof bad.figure, "atom");
