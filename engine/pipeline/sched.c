@@ -460,10 +460,15 @@ int datm_pipeline_execute(datm_pipeline *p, const datm_model_catalog *cat,
                 waiting_for(tty, p->runs[i].id, &st[i]);
                 continue;
             }
-            if (!o->force && (st[i].status == DATM_PIPE_DONE || st[i].status == DATM_PIPE_CACHED)) {
+            if (!o->force && finished_state(&st[i])) {
                 jobs[i].phase = JOB_FINISHED;
                 jobs[i].ok = 1;
                 n_done++;
+                if (st[i].status == DATM_PIPE_RECORDED) {   /* the other process stopped */
+                    event(tty, "%s: not completed by another process; its record stands",
+                          p->runs[i].id);
+                    continue;
+                }
                 link_run(p, i, &st[i]);
                 event(tty, "%s: completed by another process", p->runs[i].id);
                 continue;
