@@ -5,8 +5,16 @@
 # of WHAI 128-64-32 (B = 200, streamed, no evaluation) in each configuration:
 #   1x1 C=0   one process, one thread, the one-process reduction (train.reduce_chunks 0)
 #   1x1       mpirun -n 1, one thread, C chunks a mini-batch
+#   1x1core   1x1 with the whole process held to one core (taskset -c 0): a 1x1 run has
+#             the machine's second core for its helper threads (the stream's read-ahead,
+#             which reads, checks and splits every shard), so 1x1 alone uses more than
+#             one core; this row is the one-core baseline
 #   1x2       mpirun -n 1, two threads, C chunks
 #   2x1       mpirun -n 2, one thread each, C chunks
+#   2x(1x1)   two independent 1x1 runs at the same time (no MPI, no exchange): the machine's
+#             own ceiling for two single-threaded processes (shared caches, memory bandwidth,
+#             and on a virtual machine whatever the host runs beside it); its speed-up is
+#             2 x 1x1 / the slower of the two, the most 2x1 could reach on this machine
 # (mpirun --bind-to none: OpenMPI binds a rank to one core when R <= 2, which would put the
 # threads of 1 x 2, and the stream's read-ahead thread, on that core) and prints per run the
 # training time (/metrics/train_s: the mini-batches only), the speed-up
@@ -19,7 +27,8 @@
 # before and after; the 8-chunk runs must give the same /model
 # (checked). ROUNDS (default 1) repeats the four, interleaved, so that a change of the
 # machine's load shows. BENCH_CHUNKS sets C (default 8), BENCH_BATCH the mini-batch size B
-# (default 200). Not a CTest test: its figures depend on the machine.
+# (default 200), BENCH_STREAM=false reads the corpus into memory instead of streaming it (a
+# streamed run has a read-ahead thread per process, which 1x1 runs on the idle core). Not a CTest test: its figures depend on the machine.
 set -u
 datm=${1:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}
 corpus=$(cd "${2:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}" && pwd)
@@ -31,7 +40,7 @@ trap 'rm -rf "$tmp"' EXIT
 args=(model.layers=[128,64,32] model.kl_weight=[0.1,0.01,0.001] model.aug_gibbs_burn=0
       model.aug_gibbs_collect=0 model.eval_globals=fixed train.epochs=1
       train.batch_size="${BENCH_BATCH:-200}"
-      data.dataset="$corpus" data.stream=true data.eval_docs=50 train.eval_samples=1
+      data.dataset="$corpus" data.stream="${BENCH_STREAM:-true}" data.eval_docs=50 train.eval_samples=1
       evaluate.perplexity=false evaluate.classify=false output.figures=false
       output.report=false output.topics=false)
 load() { uptime | sed 's/.*load average: //'; }
@@ -39,15 +48,16 @@ train_s() { h5dump -d /metrics/train_s "$1/result.h5" | awk '/\(0\)/ {print $2}'
 model() { h5dump -d /model/phi_1 -d /model/encoder/l1.W3 -m %.9g "$1/result.h5" | grep -v '^HDF5 "' |
           md5sum | cut -c1-12; }
 chunks=${BENCH_CHUNKS:-8}
-# run NAME RANKS THREADS CHUNKS
+# run NAME RANKS THREADS CHUNKS [CPUS]
 run() {
-    local name=$1 n=$2 t=$3 c=$4 l0 out=$tmp/$1.$r
+    local name=$1 n=$2 t=$3 c=$4 l0 out=$tmp/$1.$r pin=()
+    [ -n "${5:-}" ] && pin=(taskset -c "$5")
     l0=$(load)
     if [ "$c" = 0 ]; then
         "$datm" run "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks=0 -o "$out" --quiet > "$out.txt" 2>&1
     else
-        mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$n" "$datm" run \
+        "${pin[@]}" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$n" "$datm" run \
             "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks="$c" -o "$out" --quiet > "$out.txt" 2>&1
     fi || { echo "$name failed: $(tail -3 "$out.txt")"; exit 1; }
@@ -61,6 +71,8 @@ run() {
         comp=$(echo "$cpu - $wc" | bc -l)
     fi
     [ "$name" = 1x1 ] && { base=$s; cbase=$comp; }
+    [ "$name" = 1x1core ] && core=$s
+    [ "$name" = 2x1 ] && ranks=$s
     printf "%-7s %d x %d  C=%d  train %6.2f s  speed-up %4.2f  bytes/step/rank %8s  rank 0: collectives %5s s wall %5s s CPU, CPU %5s s, outside collectives %5.2f s (1x1 / this %4.2f)  model %s  load %s -> %s\n" \
         "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$ws" "$wc" "$cpu" \
         "${comp/-/0}" "$( [ "$comp" = - ] || [ "$t" != 1 ] && echo 0 || echo "$cbase / $comp" | bc -l)" \
@@ -68,11 +80,33 @@ run() {
 }
 echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 echo "corpus: $corpus ($(ls "$corpus/train.shards" | wc -l) files)"
+# pair: the ceiling row, two copies of the 1x1 run started together without mpirun
+pair() {
+    local l0 a=$tmp/pairA.$r b=$tmp/pairB.$r sa sb slow
+    l0=$(load)
+    for x in "$a" "$b"; do
+        mpirun --oversubscribe --allow-run-as-root --bind-to none -n 1 "$datm" run \
+            "$src/experiments/brown/whai.yaml" "${args[@]}" threads=1 \
+            train.reduce_chunks="$chunks" -o "$x" --quiet > "$x.txt" 2>&1 &
+    done
+    wait || true
+    for x in "$a" "$b"; do
+        [ -f "$x/result.h5" ] || { echo "2x(1x1) failed: $(tail -3 "$x.txt")"; exit 1; }
+    done
+    sa=$(train_s "$a"); sb=$(train_s "$b")
+    slow=$(echo "if ($sa > $sb) $sa else $sb" | bc -l)
+    printf "%-7s 2 runs of 1 x 1 at once  train %6.2f s and %6.2f s  ceiling speed-up %4.2f (2 x 1x1 / %6.2f s)  model %s  load %s -> %s\n" \
+        "2x(1x1)" "$sa" "$sb" "$(echo "2 * $base / $slow" | bc -l)" "$slow" "$(model "$a")" "$l0" "$(load)"
+}
 for r in $(seq 1 "$rounds"); do
     echo "round $r"
     base=0
     run 1x1 1 1 "$chunks"
     run 1x1C0 1 1 0
+    run 1x1core 1 1 "$chunks" 0
     run 1x2 1 2 "$chunks"
     run 2x1 2 1 "$chunks"
+    pair
+    printf "round %d: 2x1 over 1x1 %4.2f, over 1x1core (one core) %4.2f\n" "$r" \
+        "$(echo "$base / $ranks" | bc -l)" "$(echo "$core / $ranks" | bc -l)"
 done
