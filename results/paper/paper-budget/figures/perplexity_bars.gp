@@ -25,9 +25,9 @@ plot 'perplexity_bars.dat' using 2:xtic(1) title 'whai paper', \
      'perplexity_bars.dat' using 7 title 'whai datm', \
      'perplexity_bars.dat' using 8 title 'dlda-gibbs paper', \
      'perplexity_bars.dat' using 9 title 'dlda-tlasgr paper', \
-     'perplexity_bars.dat' using 10 title 'wai datm', \
-     'perplexity_bars.dat' using 11 title 'iwhai datm', \
-     'perplexity_bars.dat' using 12 title 'ghai datm'
+     'perplexity_bars.dat' using 10 title 'iwhai datm', \
+     'perplexity_bars.dat' using 11 title 'ghai datm', \
+     'perplexity_bars.dat' using 12 title 'wai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'perplexity_bars.svg'
 replot

@@ -14,12 +14,13 @@ set logscale x
 set format x '%g'
 set key outside right top
 set grid
-plot 'ppl_time_128-64-32.dat' index 0 using 1:2 with lines lw 1.5 title 'whai paper', \
-     'ppl_time_128-64-32.dat' index 1 using 1:2 with lines lw 1.5 title 'whai code', \
-     'ppl_time_128-64-32.dat' index 2 using 1:2 with lines lw 1.5 title 'wai paper', \
-     'ppl_time_128-64-32.dat' index 3 using 1:2 with lines lw 1.5 title 'iwhai paper', \
-     'ppl_time_128-64-32.dat' index 4 using 1:2 with lines lw 1.5 title 'ghai paper', \
-     'ppl_time_128-64-32.dat' index 5 using 1:2 with lines lw 1.5 title 'whai datm'
+plot 'ppl_time_128-64-32.dat' index 0 using 1:2 with lines lw 1.5 lc 1 dt 1 title 'whai paper', \
+     'ppl_time_128-64-32.dat' index 1 using 1:2 with lines lw 1.5 lc 2 dt 1 title 'whai code', \
+     'ppl_time_128-64-32.dat' index 2 using 1:2 with lines lw 1.5 lc 3 dt 1 title 'wai paper', \
+     'ppl_time_128-64-32.dat' index 3 using 1:2 with lines lw 1.5 lc 4 dt 1 title 'iwhai paper', \
+     'ppl_time_128-64-32.dat' index 4 using 1:2 with lines lw 1.5 lc 5 dt 1 title 'ghai paper', \
+     'ppl_time_128-64-32.dat' index 5 using 1:2 with lines lw 1.5 lc 6 dt 1 title 'whai datm', \
+     'ppl_time_128-64-32.dat' index 6 using 1:2 with lines lw 1.5 lc 7 dt 1 title 'dlda-gibbs paper'
 set terminal svg size W,H noenhanced dynamic
 set output 'ppl_time_128-64-32.svg'
 replot

@@ -14,11 +14,11 @@ set logscale y
 set format y '%g'
 set key outside right top
 set grid
-plot 'step_1.dat' index 0 using 1:2 with lines lw 1.5 title 'whai paper', \
-     'step_1.dat' index 1 using 1:2 with lines lw 1.5 title 'whai code', \
-     'step_1.dat' index 2 using 1:2 with lines lw 1.5 title 'iwhai paper', \
-     'step_1.dat' index 3 using 1:2 with lines lw 1.5 title 'ghai paper', \
-     'step_1.dat' index 4 using 1:2 with lines lw 1.5 title 'whai datm'
+plot 'step_1.dat' index 0 using 1:2 with lines lw 1.5 lc 1 dt 1 title 'whai paper', \
+     'step_1.dat' index 1 using 1:2 with lines lw 1.5 lc 2 dt 1 title 'whai code', \
+     'step_1.dat' index 2 using 1:2 with lines lw 1.5 lc 3 dt 1 title 'iwhai paper', \
+     'step_1.dat' index 3 using 1:2 with lines lw 1.5 lc 4 dt 1 title 'ghai paper', \
+     'step_1.dat' index 4 using 1:2 with lines lw 1.5 lc 5 dt 1 title 'whai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'step_1.svg'
 replot
