@@ -48,6 +48,13 @@ train_s() { h5dump -d /metrics/train_s "$1/result.h5" | awk '/\(0\)/ {print $2}'
 model() { h5dump -d /model/phi_1 -d /model/encoder/l1.W3 -m %.9g "$1/result.h5" | grep -v '^HDF5 "' |
           md5sum | cut -c1-12; }
 chunks=${BENCH_CHUNKS:-8}
+# launch OUT RANKS THREADS CHUNKS: the benchmark's run under mpirun, its output in OUT.txt
+# (held to the cores of the caller's pin, when set)
+launch() {
+    "${pin[@]}" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$2" "$datm" run \
+        "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$3" \
+        train.reduce_chunks="$4" -o "$1" --quiet > "$1.txt" 2>&1
+}
 # run NAME RANKS THREADS CHUNKS [CPUS]
 run() {
     local name=$1 n=$2 t=$3 c=$4 l0 out=$tmp/$1.$r pin=()
@@ -57,9 +64,7 @@ run() {
         "$datm" run "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
             train.reduce_chunks=0 -o "$out" --quiet > "$out.txt" 2>&1
     else
-        "${pin[@]}" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$n" "$datm" run \
-            "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$t" \
-            train.reduce_chunks="$c" -o "$out" --quiet > "$out.txt" 2>&1
+        launch "$out" "$n" "$t" "$c"
     fi || { echo "$name failed: $(tail -3 "$out.txt")"; exit 1; }
     local s b w
     s=$(train_s "$out")
@@ -82,12 +87,10 @@ echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model na
 echo "corpus: $corpus ($(ls "$corpus/train.shards" | wc -l) files)"
 # pair: the ceiling row, two copies of the 1x1 run started together without mpirun
 pair() {
-    local l0 a=$tmp/pairA.$r b=$tmp/pairB.$r sa sb slow
+    local l0 a=$tmp/pairA.$r b=$tmp/pairB.$r sa sb slow pin=()
     l0=$(load)
     for x in "$a" "$b"; do
-        mpirun --oversubscribe --allow-run-as-root --bind-to none -n 1 "$datm" run \
-            "$src/experiments/brown/whai.yaml" "${args[@]}" threads=1 \
-            train.reduce_chunks="$chunks" -o "$x" --quiet > "$x.txt" 2>&1 &
+        launch "$x" 1 1 "$chunks" &
     done
     wait || true
     for x in "$a" "$b"; do
