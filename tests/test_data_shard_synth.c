@@ -94,6 +94,13 @@ static void test_shards_and_stream(void)
     CHECK_OK(datm_shardset_read_first(&s7, 0, &Y, &err), err);
     CHECK(csr_equal(&X, &Y), "shards read back differ");
     datm_csr_free(&Y);
+    /* a split with shards and no docword loads whole (data.stream: false on a synth corpus) */
+    datm_corpus c;
+    CHECK_OK(datm_corpus_load(dir, "s7", &c, &err), err);
+    CHECK(csr_equal(&X, &c.X) && !c.labels && !c.vocab, "datm_corpus_load of s7.shards differs");
+    datm_corpus_free(&c);
+    CHECK(datm_corpus_load(dir, "absent", &c, &err) == DATM_E_IO && strstr(err.msg, "absent.shards"),
+          "a missing split names the shard directory too: %s", err.msg);
     CHECK_OK(datm_shardset_read_first(&s7, 50, &Y, &err), err);
     CHECK(Y.n_rows == 50 && Y.nnz == X.row_ptr[50] && !memcmp(Y.col, X.col, sizeof *Y.col * (size_t)Y.nnz));
     datm_csr_free(&Y);

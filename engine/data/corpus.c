@@ -1,8 +1,9 @@
-/* engine/data/corpus.c: loading one split of a data set directory (docword + labels +
- * classes + vocab, cross-checked against each other) and resolving data set names. */
+/* engine/data/corpus.c: loading one split of a data set directory (docword or shards +
+ * labels + classes + vocab, cross-checked against each other) and resolving data set names. */
 #include "data/data.h"
 
 #include "data/linereader.h"
+#include "data/shard.h"
 #include "data/strmap.h"
 
 #include <stdio.h>
@@ -59,6 +60,16 @@ static int check_unique(const char *path, char *const *words, int64_t n, datm_er
     return rc;
 }
 
+static int read_all_shards(const char *shard_dir, datm_csr *X, datm_error *err)
+{
+    datm_shardset s;
+    int rc = datm_shardset_open(shard_dir, &s, err);
+    if (rc) return rc;
+    rc = datm_shardset_read_first(&s, 0, X, err);
+    datm_shardset_close(&s);
+    return rc;
+}
+
 int datm_corpus_load(const char *dir, const char *split, datm_corpus *out, datm_error *err)
 {
     DATM_ASSERT(dir && split && out);
@@ -73,13 +84,18 @@ int datm_corpus_load(const char *dir, const char *split, datm_corpus *out, datm_
 
     snprintf(path, sizeof path, "%s/%s.docword.gz", dir, split);
     if (!file_exists(path)) snprintf(path, sizeof path, "%s/%s.docword", dir, split);
-    if (!file_exists(path)) {
+    if (file_exists(path)) {
+        rc = datm_docword_read(path, &out->X, err);
+    } else if (datm_shards_path(dir, split, path, sizeof path)) {
+        /* A shard-only split (datm corpus synth, or a converted corpus whose docword was
+         * removed) read whole, in shard order: what data.stream: false asks for. */
+        rc = read_all_shards(path, &out->X, err);
+    } else {
         if (!dir_exists(dir))
             return datm_error_set(err, DATM_E_IO, "%s: data set directory not found", dir);
-        return datm_error_set(err, DATM_E_IO, "%s/%s.docword.gz: not found (nor %s.docword)",
-                              dir, split, split);
+        return datm_error_set(err, DATM_E_IO, "%s/%s.docword.gz: not found (nor %s.docword, "
+                              "nor %s.shards)", dir, split, split, split);
     }
-    rc = datm_docword_read(path, &out->X, err);
     if (rc) goto fail;
 
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
