@@ -117,10 +117,24 @@ int datm_par_sum_i64_listed(int64_t *x, int64_t n, int64_t *idx, int64_t *m, dat
  * and its summed part to each other rank in datm_par_sum_chunks, its slots to each other
  * rank in datm_par_gather_slots, its counts once in datm_par_sum_i64; 0 with one rank), and
  * the collective calls, and the wall time spent in them. */
+typedef enum {
+    DATM_PAR_K_SUM_CHUNKS, DATM_PAR_K_SUM_CHUNKS_PART, DATM_PAR_K_GATHER_PART_F32,
+    DATM_PAR_K_GATHER_SLOTS, DATM_PAR_K_GATHER_PARTS, DATM_PAR_K_SUM_I64,
+    DATM_PAR_K_SUM_I64_LISTED, DATM_PAR_K_ANY, DATM_PAR_N_KINDS
+} datm_par_kind;
+/* The kind's name as the run log prints it: the function's name without datm_par_. */
+const char *datm_par_kind_name(int kind);
+
 typedef struct datm_par_traffic {
     int64_t bytes_sent, calls;
     double  wait_s;   /* wall time inside the collectives (waiting for the other ranks too) */
     double  wait_cpu_s;   /* process CPU time inside them (MPI polls while it waits) */
+    /* wait_s and the calls by kind of collective (MPI only; zero with one process) */
+    int64_t kind_calls[DATM_PAR_N_KINDS];
+    double  kind_s[DATM_PAR_N_KINDS];
+    /* with DATM_PAR_SKEW=1: time in a barrier before each collective, i.e. waiting for the
+     * slowest rank to arrive, kept out of wait_s and kind_s (0 otherwise) */
+    double  skew_s;
 } datm_par_traffic;
 void datm_par_traffic_get(datm_par_traffic *t);
 

@@ -293,77 +293,92 @@ static int gather_parts(void *buf, const int64_t *bytes, datm_error *err)
     return rc == MPI_SUCCESS ? DATM_OK : mpi_fail(err, rc, "allgather of the parts");
 }
 
-/* the collectives, timed */
+/* The collectives, timed by kind. With DATM_PAR_SKEW=1 in the environment each collective
+ * is preceded by a barrier timed apart (skew_s): the time a rank waits for the others to
+ * arrive (load imbalance, a slower core) is then told from the time the exchange itself
+ * takes. The barrier costs a round trip per call, so it is a measuring switch, off by
+ * default. */
+typedef struct { double t0, c0; int kind; } timed_call;
+
+static int skew_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("DATM_PAR_SKEW");
+        on = e && e[0] == '1';
+    }
+    return on;
+}
+
+static timed_call timed_begin(int kind)
+{
+    timed_call t = {0, 0, kind};
+    if (g_size > 1 && skew_on()) {
+        const double b0 = datm_time_now();
+        MPI_Barrier(MPI_COMM_WORLD);
+        g_traffic.skew_s += datm_time_now() - b0;
+    }
+    t.t0 = datm_time_now();
+    t.c0 = datm_time_cpu();
+    return t;
+}
+
+static int timed_end(timed_call t, int rc)
+{
+    const double dt = datm_time_now() - t.t0;
+    g_traffic.wait_s += dt;
+    g_traffic.wait_cpu_s += datm_time_cpu() - t.c0;
+    g_traffic.kind_calls[t.kind]++;
+    g_traffic.kind_s[t.kind] += dt;
+    return rc;
+}
+
 int datm_par_gather_parts(void *buf, const int64_t *bytes, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = gather_parts(buf, bytes, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_GATHER_PARTS);
+    return timed_end(t, gather_parts(buf, bytes, err));
 }
 
 int datm_par_sum_chunks(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = sum_chunks(slots, n, C, out, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_SUM_CHUNKS);
+    return timed_end(t, sum_chunks(slots, n, C, out, err));
 }
 
 int datm_par_sum_chunks_part(float *slots, int64_t n, int64_t C, float *out, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = sum_chunks_part(slots, n, C, out, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_SUM_CHUNKS_PART);
+    return timed_end(t, sum_chunks_part(slots, n, C, out, err));
 }
 
 int datm_par_gather_part_f32(float *x, int64_t n, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = gather_part_f32(x, n, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_GATHER_PART_F32);
+    return timed_end(t, gather_part_f32(x, n, err));
 }
 
 int datm_par_any(int flag, int *any, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = any_flag(flag, any, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_ANY);
+    return timed_end(t, any_flag(flag, any, err));
 }
 
 int datm_par_gather_slots(void *buf, size_t slot_bytes, int64_t C, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = gather_slots(buf, slot_bytes, C, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_GATHER_SLOTS);
+    return timed_end(t, gather_slots(buf, slot_bytes, C, err));
 }
 
 int datm_par_sum_i64(int64_t *x, int64_t n, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = sum_i64(x, n, NULL, NULL, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_SUM_I64);
+    return timed_end(t, sum_i64(x, n, NULL, NULL, err));
 }
 
 int datm_par_sum_i64_listed(int64_t *x, int64_t n, int64_t *idx, int64_t *m, datm_error *err)
 {
-    const double t0 = datm_time_now(), c0 = datm_time_cpu();
-    int rc = sum_i64(x, n, idx, m, err);
-    g_traffic.wait_s += datm_time_now() - t0;
-    g_traffic.wait_cpu_s += datm_time_cpu() - c0;
-    return rc;
+    timed_call t = timed_begin(DATM_PAR_K_SUM_I64_LISTED);
+    return timed_end(t, sum_i64(x, n, idx, m, err));
 }
 
 void datm_par_traffic_get(datm_par_traffic *t) { *t = g_traffic; }

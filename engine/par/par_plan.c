@@ -94,3 +94,18 @@ void datm_par_add_rows(const float *rows, int64_t C, int64_t stride, int64_t i0,
         }
     }
 }
+
+const char *datm_par_kind_name(int kind)
+{
+    static const char *const names[DATM_PAR_N_KINDS] = {
+        [DATM_PAR_K_SUM_CHUNKS] = "sum_chunks",
+        [DATM_PAR_K_SUM_CHUNKS_PART] = "sum_chunks_part",
+        [DATM_PAR_K_GATHER_PART_F32] = "gather_part_f32",
+        [DATM_PAR_K_GATHER_SLOTS] = "gather_slots",
+        [DATM_PAR_K_GATHER_PARTS] = "gather_parts",
+        [DATM_PAR_K_SUM_I64] = "sum_i64",
+        [DATM_PAR_K_SUM_I64_LISTED] = "sum_i64_listed",
+        [DATM_PAR_K_ANY] = "any",
+    };
+    return kind >= 0 && kind < DATM_PAR_N_KINDS ? names[kind] : "?";
+}

@@ -389,6 +389,26 @@ static void src_close(batch_src *s)
     datm_csr_free(&s->X);
 }
 
+/* Where the time in collectives went, by kind (par.h), for docs/scaling.md's ranks
+ * benchmark; with DATM_PAR_SKEW=1 also the time spent waiting for the other ranks to arrive. */
+static void log_collective_kinds(const datm_par_traffic *t)
+{
+    char line[1024];
+    size_t n = 0;
+    line[0] = '\0';
+    for (int k = 0; k < DATM_PAR_N_KINDS && n < sizeof line; k++) {
+        if (!t->kind_calls[k]) continue;
+        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s %lld calls %.2f s",
+                              n ? ", " : "", datm_par_kind_name(k),
+                              (long long)t->kind_calls[k], t->kind_s[k]);
+    }
+    if (!n) return;   /* one process: nothing was exchanged */
+    if (n < sizeof line && t->skew_s > 0)
+        snprintf(line + n, sizeof line - n, "; %.2f s waiting for the ranks to arrive",
+                 t->skew_s);
+    datm_info("MPI: rank %d collectives by kind: %s", datm_par_rank(), line);
+}
+
 static int train_stage(run_ctx *c, datm_error *err)
 {
     const datm_train_params *tc = &c->spec->p.train;
@@ -481,6 +501,7 @@ static int train_stage(run_ctx *c, datm_error *err)
                   (long long)t.bytes_sent, (long long)t.calls, (long long)steps,
                   (double)t.bytes_sent / (double)steps, t.wait_s, t.wait_cpu_s,
                   datm_time_cpu() - cpu0);
+        log_collective_kinds(&t);
     }
     /* the state rank 0 writes into the result, whole (a collective, as in do_checkpoint) */
     if (!rc) rc = datm_par_sharded_gather(err);
