@@ -28,7 +28,12 @@
 # (checked). ROUNDS (default 1) repeats the four, interleaved, so that a change of the
 # machine's load shows. BENCH_CHUNKS sets C (default 8), BENCH_BATCH the mini-batch size B
 # (default 200), BENCH_STREAM=false reads the corpus into memory instead of streaming it (a
-# streamed run has a read-ahead thread per process, which 1x1 runs on the idle core). Not a CTest test: its figures depend on the machine.
+# streamed run has a read-ahead thread per process, which 1x1 runs on the idle core; a
+# synthetic corpus, shards only, is then read whole in shard order). For the multi-rank rows
+# rank 0's time in collectives by kind follows (engine/par/par.h); DATM_PAR_SKEW=1 in the
+# environment adds a barrier before each collective and reports the wait for the other rank
+# to arrive apart from the exchange (the barrier itself slows the run a little). Not a CTest
+# test: its figures depend on the machine.
 set -u
 datm=${1:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}
 corpus=$(cd "${2:?usage: bench_ranks.sh DATM CORPUS [ROUNDS]}" && pwd)
@@ -82,6 +87,8 @@ run() {
         "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$ws" "$wc" "$cpu" \
         "${comp/-/0}" "$( [ "$comp" = - ] || [ "$t" != 1 ] && echo 0 || echo "$cbase / $comp" | bc -l)" \
         "$(model "$out")" "$l0" "$(load)"
+    [ "$n" -gt 1 ] && sed -n 's/.*collectives by kind: /        rank 0 by kind: /p' "$out/run.log"
+    return 0
 }
 echo "datm: $("$datm" --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 echo "corpus: $corpus ($(ls "$corpus/train.shards" | wc -l) files)"
