@@ -20,7 +20,11 @@ plot 'ppl_time_128-64-32.dat' index 0 using 1:2 with lines lw 1.5 lc 1 dt 1 titl
      'ppl_time_128-64-32.dat' index 3 using 1:2 with lines lw 1.5 lc 4 dt 1 title 'iwhai paper', \
      'ppl_time_128-64-32.dat' index 4 using 1:2 with lines lw 1.5 lc 5 dt 1 title 'ghai paper', \
      'ppl_time_128-64-32.dat' index 5 using 1:2 with lines lw 1.5 lc 6 dt 1 title 'whai datm', \
-     'ppl_time_128-64-32.dat' index 6 using 1:2 with lines lw 1.5 lc 7 dt 1 title 'dlda-gibbs paper'
+     'ppl_time_128-64-32.dat' index 6 using 1:2 with lines lw 1.5 lc 7 dt 1 title 'dlda-gibbs paper', \
+     'ppl_time_128-64-32.dat' index 7 using 1:2 with lines lw 1.5 lc 8 dt 1 title 'dlda-tlasgr paper', \
+     'ppl_time_128-64-32.dat' index 8 using 1:2 with lines lw 1.5 lc 1 dt 2 title 'iwhai datm', \
+     'ppl_time_128-64-32.dat' index 9 using 1:2 with lines lw 1.5 lc 2 dt 2 title 'ghai datm', \
+     'ppl_time_128-64-32.dat' index 10 using 1:2 with lines lw 1.5 lc 3 dt 2 title 'wai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'ppl_time_128-64-32.svg'
 replot

@@ -18,7 +18,10 @@ plot 'step_2.dat' index 0 using 1:2 with lines lw 1.5 lc 1 dt 1 title 'whai pape
      'step_2.dat' index 1 using 1:2 with lines lw 1.5 lc 2 dt 1 title 'whai code', \
      'step_2.dat' index 2 using 1:2 with lines lw 1.5 lc 3 dt 1 title 'iwhai paper', \
      'step_2.dat' index 3 using 1:2 with lines lw 1.5 lc 4 dt 1 title 'ghai paper', \
-     'step_2.dat' index 4 using 1:2 with lines lw 1.5 lc 5 dt 1 title 'whai datm'
+     'step_2.dat' index 4 using 1:2 with lines lw 1.5 lc 5 dt 1 title 'whai datm', \
+     'step_2.dat' index 5 using 1:2 with lines lw 1.5 lc 6 dt 1 title 'dlda-tlasgr paper', \
+     'step_2.dat' index 6 using 1:2 with lines lw 1.5 lc 7 dt 1 title 'iwhai datm', \
+     'step_2.dat' index 7 using 1:2 with lines lw 1.5 lc 8 dt 1 title 'ghai datm'
 set terminal svg size W,H noenhanced dynamic
 set output 'step_2.svg'
 replot
