@@ -1,6 +1,7 @@
 /* engine/cli/cli_write.c: the text writers the subcommands share for machine-readable output
  * (compare, topics, export): JSON strings and numbers, CSV fields (RFC 4180 quoting) and
- * markdown table cells. Numbers in the C locale (STYLE.md: %.9g for float, %.17g for double). */
+ * markdown table cells. Numbers in the C locale, %.9g for float and %.17g for double: enough
+ * digits to read back the same value. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

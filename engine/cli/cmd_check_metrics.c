@@ -1,5 +1,5 @@
 /* engine/cli/cmd_check_metrics.c: `datm check-metrics RUN --baseline FILE.yaml`
- * (ECOSYSTEM.md row 17): checks the final metrics of a run against a baseline with
+ * checks the final metrics of a run against a baseline with
  * tolerances and a direction, prints a table, and exits 0 (pass), 1 (fail) or 77 (skipped:
  * the run or a metric is absent and the baseline says skip_if_missing: true).
  *

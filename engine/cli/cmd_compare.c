@@ -1,5 +1,5 @@
 /* engine/cli/cmd_compare.c: `datm compare RUN... [--format md|csv|json] [--all] [--plot OUT]`
- * (ECOSYSTEM.md row 15): the spec parameters that differ between runs and every final
+ * the spec parameters that differ between runs and every final
  * metric, with deltas against the first run; --plot draws all runs' curves in one figure.
  *
  * Built on the public API (include/datm.h): each run's record (status, the resolved spec as

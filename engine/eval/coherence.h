@@ -1,4 +1,4 @@
-/* engine/eval/coherence.h: topic quality beyond perplexity (ECOSYSTEM.md B4), per layer.
+/* engine/eval/coherence.h: topic quality beyond perplexity, per layer.
  *
  * Counts. A reference corpus gives N "virtual documents": its documents themselves (boolean
  * document, window 0), or every run of `window` consecutive token positions of each document

@@ -7,7 +7,7 @@ usage: python3 unigram_reference.py DATA_DIR [ALPHA]
 
 After whole epochs the unigram model is phi_v = (n_v + alpha) / (n + alpha V) with n_v the
 training count of word v (models/unigram.c). It scores every evaluation document with the
-same phi, so (DESIGN.md section 6)
+same phi, so (docs/reference.md section 4.5)
   perplexity          = exp(-sum_{d,v} y_dv log phi_v / sum y) over test_heldout,
   perplexity_observed = the same over test_obs,
   npmi_1  = mean NPMI over the pairs of the 10 most probable words, document co-occurrence
