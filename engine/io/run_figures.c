@@ -121,7 +121,7 @@ int datm_figures_for_result(const char *result_path, const char *out_dir, int *n
             for (int l = 1; !rc && l <= ts.n_layers; l++) {
                 const datm_topic_layer *t = &ts.layer[l - 1];
                 if (!t->projected || ts.n_vocab != V) continue;
-                char name[64], title[300];
+                char name[64], title[sizeof run + 96];   /* run, the words and two numbers */
                 snprintf(name, sizeof name, "topics_layer_%d", l);
                 snprintf(title, sizeof title, "%s: layer %d topics projected to pixels (%lld)",
                          run, l, (long long)t->k);

@@ -404,7 +404,7 @@ static void add_run(pipe_ctx *c, const run_tmpl *t, int n_axes, char axis[][64],
                    "%zu characters", buf, sizeof r->id - 1);
         return;
     }
-    snprintf(r->id, sizeof r->id, "%s", buf);
+    snprintf(r->id, sizeof r->id, "%.*s", (int)sizeof r->id - 1, buf);
     int dup = datm_pipeline_find_run(p, r->id);
     if (dup >= 0) {
         pipe_error(c, t->node, t->path, "run id '%s' is already used by the entry at %s", r->id,
@@ -446,7 +446,7 @@ static void add_run(pipe_ctx *c, const run_tmpl *t, int n_axes, char axis[][64],
         for (int j = 0; j < r->n_labels; j++)
             if (!strcmp(r->label_key[j], t->label_key[i])) k = j;   /* own label over an axis */
         snprintf(r->label_key[k], 64, "%s", t->label_key[i]);
-        snprintf(r->label_val[k], 256, "%s", buf);
+        snprintf(r->label_val[k], 256, "%.255s", buf);
         if (k == r->n_labels) r->n_labels++;
     }
     r->selected = 1;

@@ -939,10 +939,10 @@ static int claim_dir(run_ctx *c, datm_error *err)
             datm_run_lock_release(&sl);
             return rc;
         }
-        snprintf(c->final_dir, sizeof c->final_dir, "%s", real);
+        snprintf(c->final_dir, sizeof c->final_dir, "%.*s", (int)sizeof c->final_dir - 1, real);
         c->final_lock = c->lock;   /* dir stays locked until the swap */
         c->lock = sl;
-        snprintf(c->dir, sizeof c->dir, "%s", stage);
+        snprintf(c->dir, sizeof c->dir, "%.*s", (int)sizeof c->dir - 1, stage);
         datm_info("%s holds a %s run: the new run is written to %s and replaces it when it is "
                   "COMPLETED", dir, st.has_result ? "COMPLETED" : "resumable", stage);
         return DATM_OK;
@@ -970,7 +970,7 @@ static int resume_dir(run_ctx *c, datm_error *err)
     if (datm_rundir_replaces(dir, target, sizeof target) && strlen(target) < sizeof c->final_dir) {
         rc = datm_run_lock_acquire(target, &c->final_lock, err);
         if (rc) return rc;
-        snprintf(c->final_dir, sizeof c->final_dir, "%s", target);
+        snprintf(c->final_dir, sizeof c->final_dir, "%.*s", (int)sizeof c->final_dir - 1, target);
     }
     return DATM_OK;
 }

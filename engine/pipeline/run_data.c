@@ -40,7 +40,7 @@ static void closest_dataset(const char *name, char *out, size_t size)
         if (!d) continue;
         for (struct dirent *e; n < MAXN && (e = readdir(d)) != NULL;) {
             if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof names[0]) continue;
-            snprintf(names[n], sizeof names[0], "%s", e->d_name);
+            snprintf(names[n], sizeof names[0], "%.*s", (int)sizeof names[0] - 1, e->d_name);
             cand[n] = names[n];
             n++;
         }
