@@ -27,7 +27,7 @@
  * fill a datm_error; layers count from 1; matrices are row-major; Phi(l) is (K_{l-1}, K_l)
  * with K_0 = V. DATM_MODEL_API_VERSION changes whenever a declaration below changes;
  * datm loads plugins built for any version from DATM_MODEL_API_VERSION_MIN on (version 1:
- * datm_model_ops ends at destroy, version 2 adds check). */
+ * datm_model_ops ends at destroy, version 2 adds check, version 3 datm_config_train). */
 #ifndef DATM_MODEL_PLUGIN_H
 #define DATM_MODEL_PLUGIN_H
 
@@ -40,7 +40,7 @@
 extern "C" {
 #endif
 
-#define DATM_MODEL_API_VERSION 2
+#define DATM_MODEL_API_VERSION 3
 #define DATM_MODEL_API_VERSION_MIN 1   /* the oldest version datm still loads */
 
 /* ---- the model: section: a schema (one row per key) and its validated values ---- */
@@ -73,6 +73,11 @@ int         datm_config_bool(const datm_config *c, const char *key);
 const char *datm_config_str(const datm_config *c, const char *key);   /* STRING, CHOICE */
 int         datm_config_int_list(const datm_config *c, const char *key, const int64_t **vals);
 int         datm_config_real_list(const datm_config *c, const char *key, const double **vals);
+/* A model section's train: section as the spec gave it (every key of `datm describe --all`'s
+ * train table, e.g. "epochs", "batch_size"), for a variant's rules that relate its options to
+ * the training run; NULL when the section did not come from a spec (a copy, a test's own
+ * configuration): a rule then has nothing to check. */
+const datm_config *datm_config_train(const datm_config *c);
 
 /* Tables as X-macros, one row per key (the form datm's own variants use):
  *   #define MY_PARAMS(X) \

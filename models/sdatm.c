@@ -572,6 +572,16 @@ static int sdatm_check_own(const datm_config *cfg, sdatm_head_kind kind, datm_er
     sdatm_params p;
     whai_params_get(cfg, &wp);
     sdatm_params_get(cfg, &p);
+    /* the label term and the head train only after the unsupervised epochs (paper sec.
+     * IV-B): with none left the run would report the error rate of an untrained head */
+    const datm_config *train = datm_config_train(cfg);
+    const int64_t epochs = train ? datm_config_int(train, "epochs") : 0;
+    if (train && p.unsup_epochs >= epochs)
+        return datm_error_set(err, DATM_E_INVALID, "model.unsup_epochs: %lld is not below "
+                              "train.epochs (%lld): the head and the label term train only "
+                              "after the unsupervised epochs, so they would not train at all; "
+                              "lower it or raise train.epochs",
+                              (long long)p.unsup_epochs, (long long)epochs);
     int per_layer = 0, H = 0;
     if (kind == SDATM_HEAD_MLP) {
         sdatm_mlp_params mp;

@@ -61,7 +61,8 @@
  * head's keys of sDATM-N; sdatm.c reads them into these structs. */
 #define SDATM_PARAMS(X) \
     X(unsup_epochs, "unsup_epochs", INT, "100", 0, 1e7, NULL, \
-      "epochs without the label term before the supervised ones (paper: 100 then 300)") \
+      "epochs without the label term before the supervised ones (paper: 100 then 300); " \
+      "below train.epochs") \
     X(label_weight, "label_weight", REAL, "1", 0, 1e9, NULL, \
       "weight of the label log-likelihood in the ELBO (paper: 1)") \
     X(head_transform, "head_transform", CHOICE, "log1p", DATM_NOB, "raw|log1p|prop", \

@@ -65,6 +65,7 @@ tr_ spec "mapping for a scalar" 2 "s21.yaml:1:1: .*seed: expected a value, got a
 tr_ spec "layers: [] (model's own check)" 2 "s22.yaml:[0-9]+:[0-9]+.*model.layers" "$(spec s22 "data:\n  dataset: $corpus\nmodel:\n  variant: whai\n  layers: []\n")"
 tr_ spec "layers with a negative width" 2 "model.layers" "$(spec s23 "data:\n  dataset: $corpus\nmodel:\n  variant: whai\n  layers: [8, -1]\n")"
 tr_ spec "kl_weight: 3 values for 2 layers" 2 "s24.yaml:[0-9]+:[0-9]+: model whai: model.kl_weight has 3 values" "$(spec s24 "data:\n  dataset: $corpus\nmodel:\n  variant: whai\n  layers: [8, 4]\n  kl_weight: [1, 1, 1]\n")"
+tr_ spec "sdatm-n unsup_epochs >= train.epochs (a rule across sections)" 2 "s29.yaml:[0-9]+:[0-9]+: model sdatm-n: model.unsup_epochs: 4 is not below train.epochs \\(3\\)" "$(spec s29 "data:\n  dataset: $corpus\nmodel:\n  variant: sdatm-n\n  layers: [8]\n  unsup_epochs: 4\ntrain:\n  epochs: 3\n")"
 tr_ spec "undefined YAML alias" 2 "s25.yaml" "$(spec s25 "seed: *nothere\n${base}")"
 tr_ spec "two YAML documents" 2 "s26.yaml" "$(spec s26 "${base}---\nseed: 2\n")"
 tr_ spec "a top-level list" 2 "s27.yaml" "$(spec s27 "- a\n- b\n")"

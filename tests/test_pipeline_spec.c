@@ -122,6 +122,14 @@ static void test_overrides(void)
     CHECK(datm_config_int(datm_spec_section(&s, DATM_SEC_EVALUATE), "samples") == 3);
     CHECK(!strcmp(datm_config_str(datm_spec_section(&s, DATM_SEC_MODEL), "encoder"), "gamma"));
     CHECK(datm_config_int(datm_spec_section(&s, DATM_SEC_RUN), "seed") == 11);
+    /* a variant's rules read the train: section through the model section (datm_config_train);
+     * a copy of the section stands alone */
+    CHECK(datm_config_train(datm_spec_section(&s, DATM_SEC_MODEL)) ==
+          datm_spec_section(&s, DATM_SEC_TRAIN));
+    datm_config *copy = NULL;
+    CHECK(datm_config_copy(datm_spec_section(&s, DATM_SEC_MODEL), &copy, &err) == DATM_OK);
+    CHECK(copy && datm_config_train(copy) == NULL);
+    datm_config_destroy(&copy);
     CHECK(datm_config_bool(datm_spec_section(&s, DATM_SEC_OUTPUT), "figures") == 0);
     CHECK(s.n_overrides == 6 && !strcmp(s.overrides[1], "model.layers=[4, 3, 2]"));
     /* overridden keys are not defaults; untouched ones are */

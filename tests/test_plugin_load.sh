@@ -67,10 +67,10 @@ expect "an ELF object that is not a shared object" "plugin $tmp/elf.so: not a lo
 expect "no entry point" "plugin $tmp/noentry.so: no entry point: the file does not export datm_plugin_register\(\)" \
   "$datm" models --plugin "$tmp/noentry.so"
 expect "api_version of the entry point (both numbers)" \
-  "plugin $tmp/version.so: built for model API version 100, this datm takes versions 1 to 2 \(rebuild it" \
+  "plugin $tmp/version.so: built for model API version 101, this datm takes versions 1 to 3 \(rebuild it" \
   "$datm" models --plugin "$tmp/version.so"
 expect "api_version of a variant's table (both numbers)" \
-  "plugin $tmp/opsversion.so: variant test-variant: built for model API version 3, this datm takes versions 1 to 2" \
+  "plugin $tmp/opsversion.so: variant test-variant: built for model API version 4, this datm takes versions 1 to 3" \
   "$datm" run "$SRC/experiments/brown/whai.yaml" --plugin "$tmp/opsversion.so"
 expect "a variant named like a built-in one" \
   "plugin $tmp/clash.so: variant 'whai' clashes with the built-in variant of that name \(give it another name\)" \

@@ -31,6 +31,7 @@ struct datm_config {
     int           n;            /* keys in schema */
     char          section[48];
     config_value *v;            /* (n) */
+    const datm_config *train;   /* a model section's spec's train: section (not owned), or NULL */
 };
 
 static const char *const type_names[] = {
@@ -463,6 +464,8 @@ int datm_config_check_complete(const datm_config *c, datm_error *err)
 const datm_param_schema *datm_config_schema(const datm_config *c) { return c->schema; }
 const char *datm_config_section(const datm_config *c) { return c->section; }
 int datm_config_has(const datm_config *c, const char *key) { return key_index(c, key) >= 0; }
+void datm_config_link_train(datm_config *model, const datm_config *train) { model->train = train; }
+const datm_config *datm_config_train(const datm_config *c) { return c ? c->train : NULL; }
 
 int datm_config_is_default(const datm_config *c, const char *key)
 {

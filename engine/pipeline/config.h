@@ -40,6 +40,9 @@ int  datm_config_check_complete(const datm_config *c, datm_error *err);
 const datm_param_schema *datm_config_schema(const datm_config *c);
 const char *datm_config_section(const datm_config *c);
 int  datm_config_has(const datm_config *c, const char *key);         /* key in the schema */
+/* The spec loader links a model section to its spec's train: section, which the variant's
+ * rules read through datm_config_train (include/datm_model.h); copies are not linked. */
+void datm_config_link_train(datm_config *model, const datm_config *train);
 int  datm_config_is_default(const datm_config *c, const char *key);  /* value came from def */
 /* The value as YAML flow text (round-trips through datm_config_set). Returns chars written. */
 int  datm_config_format(const datm_config *c, const char *key, char *buf, size_t size);

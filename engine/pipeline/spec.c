@@ -527,6 +527,7 @@ static int validate(load_ctx *c, const datm_ynode *root, const datm_model_catalo
     }
     spec_params_fill(s);
     check_inert_keys(c, s);
+    datm_config_link_train(s->sec[DATM_SEC_MODEL], s->sec[DATM_SEC_TRAIN]);
     check_model_options(c, s);
     return DATM_OK;
 }
