@@ -11,12 +11,14 @@
 #             one core; this row is the one-core baseline
 #   1x2       mpirun -n 1, two threads, C chunks
 #   2x1       mpirun -n 2, one thread each, C chunks
+#   2x1bound  2x1 with OpenMPI's own binding, each rank held to a core of its own (what a
+#             user's `mpirun -n 2 datm run SPEC` does): no rank moves between the cores
 #   2x(1x1)   two independent 1x1 runs at the same time (no MPI, no exchange): the machine's
 #             own ceiling for two single-threaded processes (shared caches, memory bandwidth,
 #             and on a virtual machine whatever the host runs beside it); its speed-up is
 #             2 x 1x1 / the slower of the two, the most 2x1 could reach on this machine
-# (mpirun --bind-to none: OpenMPI binds a rank to one core when R <= 2, which would put the
-# threads of 1 x 2, and the stream's read-ahead thread, on that core) and prints per run the
+# (mpirun --bind-to none, except in 2x1bound: OpenMPI binds a rank to one core when R <= 2,
+# which would put the threads of 1 x 2, and the stream's read-ahead thread, on that core) and prints per run the
 # training time (/metrics/train_s: the mini-batches only), the speed-up
 # over 1x1 of the same round, from rank 0's run.log the bytes it sent other ranks per
 # mini-batch, its wall and CPU time inside collectives (MPI polls while it waits), its
@@ -30,7 +32,11 @@
 # (default 200), BENCH_STREAM=false reads the corpus into memory instead of streaming it (a
 # streamed run has a read-ahead thread per process, which 1x1 runs on the idle core; a
 # synthetic corpus, shards only, is then read whole in shard order). For the multi-rank rows
-# rank 0's time in collectives by kind follows (engine/par/par.h); DATM_PAR_SKEW=1 in the
+# rank 0's time in collectives by kind follows (engine/par/par.h); BENCH_ROWS (default all)
+# names the rows to run besides 1x1, which every round runs as the base of its speed-ups
+# (`BENCH_ROWS="2x1 2x(1x1)"`: shorter rounds, so more of them fit while the machine stays as
+# it is). After the last round each row's train seconds and speed-up over its round's 1x1
+# are summed up as min / median / max. DATM_PAR_SKEW=1 in the
 # environment adds a barrier before each collective and reports the wait for the other rank
 # to arrive apart from the exchange (the barrier itself slows the run a little). Not a CTest
 # test: its figures depend on the machine.
@@ -53,10 +59,20 @@ train_s() { h5dump -d /metrics/train_s "$1/result.h5" | awk '/\(0\)/ {print $2}'
 model() { h5dump -d /model/phi_1 -d /model/encoder/l1.W3 -m %.9g "$1/result.h5" | grep -v '^HDF5 "' |
           md5sum | cut -c1-12; }
 chunks=${BENCH_CHUNKS:-8}
+rows=${BENCH_ROWS:-1x1C0 1x1core 1x2 2x1 2x1bound 2x(1x1)}
+for x in $rows; do
+    case $x in 1x1C0|1x1core|1x2|2x1|2x1bound|"2x(1x1)") ;;
+        *) echo "BENCH_ROWS: unknown row '$x' (rows: 1x1C0 1x1core 1x2 2x1 2x1bound 2x(1x1))" >&2
+           exit 2 ;;
+    esac
+done
+want() { [[ " $rows " == *" $1 "* ]]; }
+# note NAME SECONDS SPEED-UP: one line of the closing summary
+note() { echo "$1 $2 $3" >> "$tmp/summary"; }
 # launch OUT RANKS THREADS CHUNKS: the benchmark's run under mpirun, its output in OUT.txt
 # (held to the cores of the caller's pin, when set)
 launch() {
-    "${pin[@]}" mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$2" "$datm" run \
+    "${pin[@]}" mpirun --oversubscribe --allow-run-as-root --bind-to "${bind:-none}" -n "$2" "$datm" run \
         "$src/experiments/brown/whai.yaml" "${args[@]}" threads="$3" \
         train.reduce_chunks="$4" -o "$1" --quiet > "$1.txt" 2>&1
 }
@@ -81,8 +97,10 @@ run() {
         comp=$(echo "$cpu - $wc" | bc -l)
     fi
     [ "$name" = 1x1 ] && { base=$s; cbase=$comp; }
+    note "$name" "$s" "$(echo "$base / $s" | bc -l)"
     [ "$name" = 1x1core ] && core=$s
     [ "$name" = 2x1 ] && ranks=$s
+    [ "$name" = 2x1bound ] && bound=$s
     printf "%-7s %d x %d  C=%d  train %6.2f s  speed-up %4.2f  bytes/step/rank %8s  rank 0: collectives %5s s wall %5s s CPU, CPU %5s s, outside collectives %5.2f s (1x1 / this %4.2f)  model %s  load %s -> %s\n" \
         "$name" "$n" "$t" "$c" "$s" "$(echo "$base / $s" | bc -l)" "${b:--}" "$ws" "$wc" "$cpu" \
         "${comp/-/0}" "$( [ "$comp" = - ] || [ "$t" != 1 ] && echo 0 || echo "$cbase / $comp" | bc -l)" \
@@ -105,18 +123,36 @@ pair() {
     done
     sa=$(train_s "$a"); sb=$(train_s "$b")
     slow=$(echo "if ($sa > $sb) $sa else $sb" | bc -l)
+    note "2x(1x1)" "$slow" "$(echo "2 * $base / $slow" | bc -l)"
     printf "%-7s 2 runs of 1 x 1 at once  train %6.2f s and %6.2f s  ceiling speed-up %4.2f (2 x 1x1 / %6.2f s)  model %s  load %s -> %s\n" \
         "2x(1x1)" "$sa" "$sb" "$(echo "2 * $base / $slow" | bc -l)" "$slow" "$(model "$a")" "$l0" "$(load)"
 }
 for r in $(seq 1 "$rounds"); do
     echo "round $r"
-    base=0
+    base=0 ranks=0 core=0 bound=0
     run 1x1 1 1 "$chunks"
-    run 1x1C0 1 1 0
-    run 1x1core 1 1 "$chunks" 0
-    run 1x2 1 2 "$chunks"
-    run 2x1 2 1 "$chunks"
-    pair
-    printf "round %d: 2x1 over 1x1 %4.2f, over 1x1core (one core) %4.2f\n" "$r" \
-        "$(echo "$base / $ranks" | bc -l)" "$(echo "$core / $ranks" | bc -l)"
+    want 1x1C0 && run 1x1C0 1 1 0
+    want 1x1core && run 1x1core 1 1 "$chunks" 0
+    want 1x2 && run 1x2 1 2 "$chunks"
+    want 2x1 && run 2x1 2 1 "$chunks"
+    want 2x1bound && bind=core run 2x1bound 2 1 "$chunks"
+    want "2x(1x1)" && pair
+    if want 2x1; then
+        printf "round %d: 2x1 over 1x1 %4.2f" "$r" "$(echo "$base / $ranks" | bc -l)"
+        want 1x1core && printf ", over 1x1core (one core) %4.2f" "$(echo "$core / $ranks" | bc -l)"
+        want 2x1bound && printf "; 2x1bound over 1x1 %4.2f" "$(echo "$base / $bound" | bc -l)"
+        echo
+    fi
+done
+# the summary: per row, min / median / max over the rounds (the median of an even count is
+# the mean of the middle two); for 2x(1x1) the slower run's seconds and the ceiling speed-up
+echo "summary over $rounds round(s): train seconds and speed-up over the same round's 1x1, min / median / max"
+stat() {   # the min, median and max of the numbers on standard input
+    sort -g | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+                                     printf "%6.2f / %6.2f / %6.2f", v[1], m, v[NR]}'
+}
+for x in 1x1 $rows; do
+    printf "%-7s train %s s   speed-up %s\n" "$x" \
+        "$(awk -v n="$x" '$1 == n {print $2}' "$tmp/summary" | stat)" \
+        "$(awk -v n="$x" '$1 == n {print $3}' "$tmp/summary" | stat)"
 done
