@@ -246,9 +246,18 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
 
     const int64_t n_train = dc->train_docs;
     const int64_t n_eval = dc->eval_docs;
+    /* train_all: the training documents, taken over from the loaded corpus when they are all
+     * of it (no copy); the corpus's own matrix is not read after this, so it is not kept
+     * beside them for the whole run */
     datm_csr train_all = {0};
-    rc = first_rows(&d->train.X, n_train, &train_all, err);
-    if (rc) return rc;
+    if (n_train <= 0 || n_train >= d->train.X.n_rows) {
+        train_all = d->train.X;
+        memset(&d->train.X, 0, sizeof d->train.X);
+    } else {
+        rc = first_rows(&d->train.X, n_train, &train_all, err);
+        datm_csr_free(&d->train.X);
+        if (rc) return rc;
+    }
     d->train_labels = d->train.labels;
     rc = hash_split(d, "train", err);
 
