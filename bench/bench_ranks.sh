@@ -18,8 +18,8 @@
 #             and on a virtual machine whatever the host runs beside it); its speed-up is
 #             2 x 1x1 / the slower of the two, the most 2x1 could reach on this machine
 # (mpirun --bind-to none, except in 2x1bound: OpenMPI binds a rank to one core when R <= 2,
-# which would put the threads of 1 x 2, and the stream's read-ahead thread, on that core) and prints per run the
-# training time (/metrics/train_s: the mini-batches only), the speed-up
+# which would put the threads of 1 x 2, and the stream's read-ahead thread, on that core)
+# and prints per run the training time (/metrics/train_s: the mini-batches only), the speed-up
 # over 1x1 of the same round, from rank 0's run.log the bytes it sent other ranks per
 # mini-batch, its wall and CPU time inside collectives (MPI polls while it waits), its
 # process CPU time in training and that CPU time outside the collectives (the work itself:
@@ -137,10 +137,15 @@ for r in $(seq 1 "$rounds"); do
     want 2x1 && run 2x1 2 1 "$chunks"
     want 2x1bound && bind=core run 2x1bound 2 1 "$chunks"
     want "2x(1x1)" && pair
-    if want 2x1; then
-        printf "round %d: 2x1 over 1x1 %4.2f" "$r" "$(echo "$base / $ranks" | bc -l)"
-        want 1x1core && printf ", over 1x1core (one core) %4.2f" "$(echo "$core / $ranks" | bc -l)"
-        want 2x1bound && printf "; 2x1bound over 1x1 %4.2f" "$(echo "$base / $bound" | bc -l)"
+    if want 2x1 || want 2x1bound; then
+        sep=""
+        printf "round %d:" "$r"
+        if want 2x1; then
+            printf " 2x1 over 1x1 %4.2f" "$(echo "$base / $ranks" | bc -l)"
+            want 1x1core && printf ", over 1x1core (one core) %4.2f" "$(echo "$core / $ranks" | bc -l)"
+            sep=";"
+        fi
+        want 2x1bound && printf "%s 2x1bound over 1x1 %4.2f" "$sep" "$(echo "$base / $bound" | bc -l)"
         echo
     fi
 done
