@@ -97,6 +97,24 @@ static void test_split(void)
     CHECK(datm_token_split(&X, p, 43, &o2, &h2, &err) == 0, "split: %s", err.msg);
     CHECK(!csr_equal(&o1, &o2), "seeds 42 and 43 give the same split");
     datm_csr_free(&o2); datm_csr_free(&h2);
+    /* held-out parts of the first rows only: the same obs, the same first held-out rows, the
+     * later ones empty */
+    const int64_t nh = 777;
+    CHECK(datm_token_split_held_first(&X, p, 42, nh, &o2, &h2, &err) == 0, "split: %s", err.msg);
+    CHECK(csr_equal(&o1, &o2), "held_first changes the observed parts");
+    CHECK(h2.n_rows == X.n_rows && h2.row_ptr[nh] == h1.row_ptr[nh] &&
+          h2.nnz == h1.row_ptr[nh], "held_first: %lld held-out entries, want %lld in the first "
+          "%lld rows and none after", (long long)h2.nnz, (long long)h1.row_ptr[nh],
+          (long long)nh);
+    int same = !memcmp(h2.row_ptr, h1.row_ptr, (size_t)(nh + 1) * sizeof *h1.row_ptr);
+    for (int64_t j = 0; j < h2.nnz; j++)
+        same &= h2.col[j] == h1.col[j] && h2.val[j] == h1.val[j];
+    CHECK(same, "held_first: the first rows' held-out parts differ from datm_token_split's");
+    datm_csr_free(&o2); datm_csr_free(&h2);
+    CHECK(datm_token_split_held_first(&X, p, 42, -1, &o2, &h2, &err) == 0, "split: %s", err.msg);
+    CHECK(csr_equal(&o1, &o2) && csr_equal(&h1, &h2), "held_first with n_held < 0 is not the "
+          "whole split");
+    datm_csr_free(&o2); datm_csr_free(&h2);
 
     /* total observed vs expectation, with the >= 1 rule's correction */
     double T = datm_csr_total(&X), expect = p * T, var = p * (1 - p) * T;

@@ -50,6 +50,13 @@ int  datm_dataset_resolve(const char *name, char *dir, size_t dir_size, datm_err
  * every non-empty document keeping >= 1 observed token. Keyed by (seed, SPLIT, doc). */
 int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr *obs,
                      datm_csr *heldout, datm_error *err);
+/* The same split with the held-out parts of the first n_held rows only (n_held < 0: all);
+ * heldout's later rows are empty. obs is datm_token_split's: a run that trains on every
+ * document's observed part and scores the held-out parts of its first documents does not
+ * hold the held-out part of the whole corpus. */
+int datm_token_split_held_first(const datm_csr *X, double obs_frac, uint64_t seed,
+                                int64_t n_held, datm_csr *obs, datm_csr *heldout,
+                                datm_error *err);
 /* The same split of rows that are documents first_doc, first_doc + 1, ... of a corpus (a
  * shard): row i is keyed by document first_doc + i. parallel = 0: on the calling thread only
  * (a read-ahead thread must not start an OpenMP team beside training). */

@@ -35,17 +35,13 @@ static int64_t binomial(datm_rng *r, int64_t t, double p)
     return acc;
 }
 
-int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr *obs,
-                     datm_csr *heldout, datm_error *err)
-{
-    return datm_token_split_rows(X, 0, 1, obs_frac, seed, obs, heldout, err);
-}
-
 /* The split of the rows with keep[n] != 0 (keep NULL: all; the others are left empty), into
- * obs and, unless NULL, heldout (only without keep). */
+ * obs and, unless NULL, heldout (only without keep) for its first n_held rows (n_held < 0:
+ * all; the later held-out rows are left empty, their draws made all the same, so obs does not
+ * change). */
 static int split_rows(const datm_csr *X, int64_t first_doc, int parallel, const uint8_t *keep,
-                      double obs_frac, uint64_t seed, datm_csr *obs, datm_csr *heldout,
-                      datm_error *err)
+                      double obs_frac, uint64_t seed, int64_t n_held, datm_csr *obs,
+                      datm_csr *heldout, datm_error *err)
 {
     DATM_ASSERT(X && obs && !(keep && heldout));
     memset(obs, 0, sizeof *obs);
@@ -87,10 +83,12 @@ static int split_rows(const datm_csr *X, int64_t first_doc, int parallel, const 
         }
     }
 
+    if (n_held < 0 || n_held > N) n_held = N;
+    const int64_t nnz_held_rows = X->row_ptr[n_held];   /* entries of the first n_held rows */
     int64_t nnz_o = 0, nnz_h = 0;
     for (int64_t j = 0; j < X->nnz; j++) {
         nnz_o += ov[j] > 0.0f;
-        nnz_h += ov[j] < X->val[j];
+        nnz_h += j < nnz_held_rows && ov[j] < X->val[j];
     }
     int rc = datm_csr_alloc(obs, N, X->n_cols, nnz_o, err);
     if (!rc && heldout) rc = datm_csr_alloc(heldout, N, X->n_cols, nnz_h, err);
@@ -103,7 +101,7 @@ static int split_rows(const datm_csr *X, int64_t first_doc, int parallel, const 
     for (int64_t n = 0; n < N; n++) {
         for (int64_t j = X->row_ptr[n]; j < X->row_ptr[n + 1]; j++) {
             if (ov[j] > 0.0f) { obs->col[po] = X->col[j]; obs->val[po++] = ov[j]; }
-            if (heldout && ov[j] < X->val[j]) {
+            if (heldout && n < n_held && ov[j] < X->val[j]) {
                 heldout->col[ph] = X->col[j];
                 heldout->val[ph++] = X->val[j] - ov[j];
             }
@@ -119,11 +117,25 @@ int datm_token_split_rows(const datm_csr *X, int64_t first_doc, int parallel, do
                           uint64_t seed, datm_csr *obs, datm_csr *heldout, datm_error *err)
 {
     DATM_ASSERT(heldout);
-    return split_rows(X, first_doc, parallel, NULL, obs_frac, seed, obs, heldout, err);
+    return split_rows(X, first_doc, parallel, NULL, obs_frac, seed, -1, obs, heldout, err);
 }
 
 int datm_token_split_rows_obs(const datm_csr *X, int64_t first_doc, const uint8_t *keep,
                               double obs_frac, uint64_t seed, datm_csr *obs, datm_error *err)
 {
-    return split_rows(X, first_doc, 0, keep, obs_frac, seed, obs, NULL, err);
+    return split_rows(X, first_doc, 0, keep, obs_frac, seed, -1, obs, NULL, err);
+}
+
+int datm_token_split(const datm_csr *X, double obs_frac, uint64_t seed, datm_csr *obs,
+                     datm_csr *heldout, datm_error *err)
+{
+    return datm_token_split_rows(X, 0, 1, obs_frac, seed, obs, heldout, err);
+}
+
+int datm_token_split_held_first(const datm_csr *X, double obs_frac, uint64_t seed,
+                                int64_t n_held, datm_csr *obs, datm_csr *heldout,
+                                datm_error *err)
+{
+    DATM_ASSERT(heldout);
+    return split_rows(X, 0, 1, NULL, obs_frac, seed, n_held, obs, heldout, err);
 }

@@ -266,11 +266,12 @@ int datm_run_data_load(const datm_spec *spec, datm_run_data *d, datm_error *err)
         if (!rc) { d->train_X = train_all; memset(&train_all, 0, sizeof train_all); }
     } else if (!rc) {
         /* token-split of the training documents (docs/reference.md 4.5): the split's seed is
-         * the run's */
+         * the run's; held-out parts are made for the evaluation documents only (the first
+         * n_eval, or all when n_eval <= 0), the only ones scored */
         datm_csr obs = {0}, held = {0};
         uint64_t seed = (uint64_t)spec->p.run.seed;
-        rc = datm_token_split(&train_all, dc->obs_fraction, seed, &obs, &held,
-                              err);
+        rc = datm_token_split_held_first(&train_all, dc->obs_fraction, seed,
+                                         n_eval > 0 ? n_eval : -1, &obs, &held, err);
         if (!rc) rc = first_rows(&obs, n_eval, &d->eval_obs, err);
         if (!rc) rc = first_rows(&held, n_eval, &d->eval_held, err);
         if (!rc) { d->train_X = obs; memset(&obs, 0, sizeof obs); }
