@@ -83,11 +83,9 @@ __attribute__((constructor)) static void lw_schema_init(void)
          "not supported (must stay \"\"): the widths change at every stage"},
         {"phi_fixed", NULL, "not supported (must stay false): r and Phi are learnt by TLASGR"},
         {"aug_gibbs_burn", NULL,
-         "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) "
-         "started from the encoder's theta and discarded before the counts are collected "
-         "(0 = off, paper Alg. 1). Not in the paper. With them the upper layers kept every "
-         "unit in a check on 20News (layers [128, 128, 128], 21 epochs: widths 112-112-112 "
-         "with 5 + 5 sweeps, 76-38-32 without): no r_k fell below prune_u"},
+         WHAI_AUG_GIBBS_BURN_DOC ". With them the upper layers kept every unit in a check on "
+         "20News (layers [128, 128, 128], 21 epochs: widths 112-112-112 with 5 + 5 sweeps, "
+         "76-38-32 without): no r_k fell below prune_u"},
     };
     static const datm_param_schema extra[] = {DATM_PARAMS_ROWS(LAYERWISE_PARAMS)};
     variant_schema_build(lw_schema, VARIANT_SCHEMA_CAP, datm_whai_schema, edits,

@@ -11,6 +11,12 @@
 #include "pipeline/model.h"
 #include "pipeline/params.h"
 
+/* aug_gibbs_burn's help, which a variant that adds to it (layerwise) extends */
+#define WHAI_AUG_GIBBS_BURN_DOC                                                              \
+    "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) "   \
+    "started from the encoder's theta and discarded before the counts are collected "       \
+    "(0 = off, paper Alg. 1). Not in the paper"
+
 /* WHAI's model: keys, one row each (pipeline/params.h): the schema datm_whai_schema, which
  * the variants built on WHAI edit and extend (variant_schema.h; base rows first, in this
  * order), and the struct whai_params. */
@@ -114,10 +120,7 @@
     X(aug_samples, "aug_samples", INT, "1", 1, 1000, NULL, \
       "encoder samples of theta per document augmented per mini-batch; TLASGR gets their " \
       "average counts (paper Alg. 1: 1). Not in the paper") \
-    X(aug_gibbs_burn, "aug_gibbs_burn", INT, "0", 0, 1000, NULL, \
-      "semi-amortised augmentation: upward-downward Gibbs sweeps (c_n = 1, the WHAI model) " \
-      "started from the encoder's theta and discarded before the counts are collected " \
-      "(0 = off, paper Alg. 1). Not in the paper") \
+    X(aug_gibbs_burn, "aug_gibbs_burn", INT, "0", 0, 1000, NULL, WHAI_AUG_GIBBS_BURN_DOC) \
     X(aug_gibbs_collect, "aug_gibbs_collect", INT, "0", 0, 1000, NULL, \
       "with Gibbs refinement: sweeps whose augmented counts TLASGR averages (0 = off; needs " \
       "aug_samples = 1)") \
